@@ -1,0 +1,3 @@
+from rocanalyze.cli import run
+
+run()

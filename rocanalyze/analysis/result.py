@@ -1,0 +1,109 @@
+"""The one result object between analysis and reports: `Analysis`, JSON-able, with a schema version.
+
+Reports only read it (the Perfetto writer also gets the EventTable); `report` re-renders a run
+folder's `analysis.json` through `Analysis.from_json`, so everything a report shows must live here.
+All times are microseconds (float) unless the field name says otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Where the analysis came from: the input, the command, versions, the GPU."""
+
+    source: str = ""                         # trace file or run folder analyzed
+    source_format: str = ""                  # "kineto", "rocpd", "rocprofv3-csv", ...
+    command: list[str] | None = None         # the profiled command line, when rocanalyze ran it
+    exit_code: int | None = None             # the script's exit code (profile)
+    failed: bool = False                     # the profiled script raised or was interrupted
+    partial: bool = False                    # the trace stops early (crash, Ctrl-C)
+    rocanalyze_version: str = ""
+    created: str = ""                        # ISO-8601 time of analysis
+    env: dict[str, Any] = field(default_factory=dict)  # env.json content, when present
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the reports show. Field meanings are documented in docs/analyze.md."""
+
+    run: RunInfo = field(default_factory=RunInfo)
+    schema_version: int = SCHEMA_VERSION
+    # --- time accounting (on the analyzed window, primary device/rank) ---
+    window_us: float | None = None           # None when only aggregates exist
+    window: dict[str, Any] = field(default_factory=dict)     # start_us, end_us, how chosen, steps
+    busy_us: float | None = None
+    idle_us: float | None = None
+    idle_breakdown_us: dict[str, float] = field(default_factory=dict)  # launch_bound, sync, h2d_copy, host_other
+    startup_us: float = 0.0
+    categories_us: dict[str, float] = field(default_factory=dict)      # category -> exclusive busy µs
+    overlap: dict[str, Any] = field(default_factory=dict)   # precedence, overlapped µs, exposed comm
+    launch: dict[str, Any] = field(default_factory=dict)    # launch statistics
+    steps: list[dict[str, Any]] = field(default_factory=list)  # per step: name, dur_us, busy_us
+    # --- kernels and ops ---
+    kernels: list[dict[str, Any]] = field(default_factory=list)      # per name, sorted by total
+    top_kernels: list[dict[str, Any]] = field(default_factory=list)
+    ops: list[dict[str, Any]] = field(default_factory=list)          # roofline points
+    patterns: list[dict[str, Any]] = field(default_factory=list)
+    occupancy: list[dict[str, Any]] = field(default_factory=list)    # captured kernels' occupancy
+    timeline: dict[str, Any] = field(default_factory=dict)           # downsampled lanes
+    memory: dict[str, Any] = field(default_factory=dict)             # device memory peak/timeline
+    # --- context ---
+    device: dict[str, Any] = field(default_factory=dict)             # GPU spec chosen + how
+    ranks: list[dict[str, Any]] = field(default_factory=list)
+    quality: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    recommendations: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, indent: int | None = 1) -> str:
+        """Deterministic JSON (sorted keys) of the whole analysis."""
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True, default=_jsonable, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Analysis:
+        data = dict(data)
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version > SCHEMA_VERSION:
+            from rocanalyze.errors import UserError
+
+            raise UserError(f"analysis.json has schema_version {version}; this rocanalyze reads up to "
+                            f"{SCHEMA_VERSION}: upgrade rocanalyze")
+        run = RunInfo(**{k: v for k, v in (data.pop("run", None) or {}).items()
+                         if k in {f.name for f in dataclasses.fields(RunInfo)}})
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(run=run, **{k: v for k, v in data.items() if k in names})
+
+    @classmethod
+    def from_json(cls, text: str) -> Analysis:
+        return cls.from_dict(json.loads(text))
+
+    def replace(self, **changes: Any) -> Analysis:
+        return dataclasses.replace(self, **changes)
+
+
+def _jsonable(value: Any) -> Any:
+    """numpy scalars and NaN-free floats: analysis code may hand us numpy types."""
+    import math
+
+    import numpy as np
+
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        f = float(value)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON-able: {type(value).__name__}")

@@ -1,0 +1,10 @@
+"""`rocanalyze analyze` (being built: see the open issue)."""
+
+from __future__ import annotations
+
+from rocanalyze.errors import UserError
+
+
+def command() -> None:
+    """Not yet available in this build."""
+    raise UserError("'analyze' is not available in this build yet")
