@@ -1,0 +1,131 @@
+"""Run the user's code in this process as `python script.py` / `python -m mod` would.
+
+`sys.argv`, `__main__`, `sys.path[0]` are set as the interpreter sets them; the script's own
+traceback is printed as Python prints it (our frames trimmed from the top) and its exit code comes
+back: 0, n for sys.exit(n), 1 for an uncaught exception, 130 for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from rocanalyze.errors import UserError
+
+_OUR_DIRS = (str(Path(__file__).resolve().parents[1]), os.path.dirname(runpy.__file__))
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to run: a script path, a module (-m) or, for rocprof only, a program."""
+
+    kind: str                      # "script" | "module" | "program"
+    name: str                      # path as typed, module name, or program
+    args: list[str] = field(default_factory=list)
+
+    @property
+    def argv(self) -> list[str]:
+        """The command line as the user would type it after `python` (or the program itself)."""
+        if self.kind == "module":
+            return ["-m", self.name, *self.args]
+        return [self.name, *self.args]
+
+
+@dataclass
+class Outcome:
+    """How the script ended: exit code, whether it failed, and whether it was interrupted."""
+
+    exit_code: int = 0
+    failed: bool = False
+    interrupted: bool = False
+    error: str | None = None       # "ValueError: ..." for a crash
+
+
+def validate_target(target: Target) -> None:
+    """Cheap checks before any profiling: the script exists and compiles, the module is found."""
+    if target.kind == "script":
+        path = Path(target.name)
+        if not path.is_file():
+            raise UserError("script not found", target.name)
+        try:
+            compile(path.read_bytes(), target.name, "exec")
+        except SyntaxError as err:
+            raise UserError(f"the script does not parse: {err.msg} (line {err.lineno})",
+                            target.name) from None
+    elif target.kind == "module":
+        try:
+            spec = importlib.util.find_spec(target.name)
+        except (ImportError, ValueError) as err:
+            raise UserError(f"cannot find module {target.name!r}: {err}") from None
+        if spec is None:
+            raise UserError(f"no module named {target.name!r} (as `python -m {target.name}` would say)")
+
+
+def run_target(target: Target) -> Outcome:
+    """Run the script or module in this process and return how it ended (never raises for its errors)."""
+    saved_argv, saved_path, saved_main = list(sys.argv), list(sys.path), sys.modules.get("__main__")
+    try:
+        if target.kind == "script":
+            sys.argv = [target.name, *target.args]
+            sys.path[0] = str(Path(target.name).resolve().parent)
+            runpy.run_path(target.name, run_name="__main__")
+        elif target.kind == "module":
+            sys.argv = [target.name, *target.args]   # runpy puts the module's file in argv[0]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(target.name, run_name="__main__", alter_sys=True)
+        else:
+            raise ValueError(f"cannot run a {target.kind} in-process")
+        return Outcome()
+    except SystemExit as exc:
+        return _from_system_exit(exc)
+    except KeyboardInterrupt as exc:
+        print_user_traceback(exc)
+        return Outcome(exit_code=130, failed=True, interrupted=True, error="KeyboardInterrupt")
+    except BaseException as exc:  # the user's exception, whatever it is: report it as Python would
+        print_user_traceback(exc)
+        return Outcome(exit_code=1, failed=True, error=_one_line(exc))
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+def _from_system_exit(exc: SystemExit) -> Outcome:
+    """Exit code of sys.exit(code) as the interpreter computes it: None 0, int n, else print and 1."""
+    code = exc.code
+    if code is None:
+        return Outcome()
+    if isinstance(code, bool) or not isinstance(code, int):
+        print(code, file=sys.stderr)
+        return Outcome(exit_code=1, failed=True, error=str(code))
+    return Outcome(exit_code=code & 0xFF, failed=code != 0)  # what the OS keeps of exit(n)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def user_frames(tb: TracebackType | None) -> TracebackType | None:
+    """Drop the leading frames that belong to rocanalyze or runpy, so the user's code is on top."""
+    while tb is not None and tb.tb_next is not None and _is_ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
+
+
+def _is_ours(filename: str) -> bool:
+    real = os.path.realpath(filename)
+    return any(real.startswith(d + os.sep) for d in _OUR_DIRS)
+
+
+def print_user_traceback(exc: BaseException) -> None:
+    """Print `exc` as the interpreter would for an uncaught exception, starting at the user's frame."""
+    tb = user_frames(exc.__traceback__)
+    sys.stderr.write("".join(traceback.format_exception(type(exc), exc, tb)))
+    sys.stderr.flush()

@@ -1,0 +1,187 @@
+"""One `profile` run: checks, run folder, the collector passes, Triton capture, env, run.json.
+
+The analysis is not done here (commands/profile.py calls it once the folder is complete). Every
+pass saves what it has in a `finally`, so a crash or Ctrl-C leaves a run folder marked failed/partial.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rocanalyze import runfolder
+from rocanalyze.collectors import environment, rocprof, triton_cache
+from rocanalyze.collectors.distributed import JobInfo, job_info
+from rocanalyze.collectors.runner import Outcome, Target, run_target, validate_target
+from rocanalyze.collectors.torch_profiler import Schedule, TorchCollector, TorchSettings, import_torch
+from rocanalyze.errors import UserError
+
+COLLECTORS = ("torch", "rocprof", "both")
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    target: Target
+    output: Path | None = None
+    collector: str = "torch"
+    schedule: Schedule | None = None
+    with_stack: bool = False
+    memory: bool = False
+    rocprof_format: str = "csv"
+
+
+@dataclass
+class RunResult:
+    """What a run left: the folder to analyze, this process's folder, how the script ended."""
+
+    folder: Path                       # the run folder (the job folder under torchrun)
+    rank_folder: Path                  # where this process wrote (== folder for one process)
+    outcome: Outcome
+    job: JobInfo
+    run_info: dict[str, Any] = field(default_factory=dict)
+
+
+def check(opts: ProfileOptions) -> tuple[Any, str | None]:
+    """Cheap checks before any work: collector, target, torch, rocprofv3. Returns (torch, rocprofv3)."""
+    if opts.collector not in COLLECTORS:
+        raise UserError(f"--collector {opts.collector!r}: expected one of {', '.join(COLLECTORS)}")
+    if opts.target.kind == "program" and opts.collector != "rocprof":
+        raise UserError(f"{opts.target.name!r} is not a Python script; a program after `--` needs "
+                        "--collector rocprof")
+    if opts.target.kind != "program":
+        validate_target(opts.target)
+    torch = import_torch() if opts.collector in ("torch", "both") else None
+    exe = rocprof.find_rocprofv3() if opts.collector in ("rocprof", "both") else None
+    if exe is not None:
+        rocprof.rocprof_command(exe, Path("."), [], opts.rocprof_format)  # validates the format
+    return torch, exe
+
+
+def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunResult:
+    """Run the target under the chosen collectors into a new run folder; never raises for the script."""
+    env = dict(os.environ if environ is None else environ)
+    torch, exe = check(opts)
+    job = job_info(env)
+    folder, rank_folder = _make_folders(opts, job)
+    started = _now()
+    info: dict[str, Any] = {"command": _python_command(opts.target), "collector": opts.collector,
+                            "started": started, "cwd": os.getcwd(), "rank": job.rank,
+                            "world_size": job.world_size, "job_id": job.job_id,
+                            "status": "running", "failed": False, "partial": True, "exit_code": None}
+    runfolder.write_json(rank_folder / "run.json", info)
+    outcome = Outcome()
+    try:
+        if opts.collector in ("torch", "both"):
+            outcome = _torch_pass(opts, rank_folder, info)
+        if opts.collector in ("rocprof", "both") and not outcome.interrupted:
+            rc = _rocprof_pass(opts, exe or "", rank_folder, info)
+            if opts.collector == "rocprof":
+                outcome = _outcome_from_child(rc, info["rocprof"].get("child"))
+    finally:
+        info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
+                    partial=outcome.failed or outcome.interrupted, error=outcome.error, ended=_now(),
+                    status="failed" if outcome.failed else "completed")
+        _finish(rank_folder, info, env, torch)
+        if job.world_size > 1:
+            runfolder.mark_done(rank_folder, outcome.exit_code)
+    return RunResult(folder=folder, rank_folder=rank_folder, outcome=outcome, job=job, run_info=info)
+
+
+def _make_folders(opts: ProfileOptions, job: JobInfo) -> tuple[Path, Path]:
+    stem = opts.target.name
+    if job.world_size <= 1:
+        folder = runfolder.create_run_folder(runfolder.choose_run_folder(stem, opts.output))
+        return folder, folder
+    folder = opts.output or Path(f"{runfolder.default_run_name(stem, job.started)}-{job.short_id}")
+    rank_folder = runfolder.claim_job_folder(folder, job.job_id, job.world_size, job.rank,
+                                             {"command": _python_command(opts.target)})
+    return folder, rank_folder
+
+
+def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any]) -> Outcome:
+    settings = TorchSettings(schedule=opts.schedule, with_stack=opts.with_stack, memory=opts.memory)
+    collector = TorchCollector(folder, settings)
+    outcome = Outcome(exit_code=1, failed=True, error="profiler did not start")
+    t0 = time.perf_counter()
+    try:
+        collector.start()
+        outcome = run_target(opts.target)
+    finally:
+        info["script_s"] = round(time.perf_counter() - t0, 3)
+        facts = collector.stop()
+        memory = facts.pop("memory", None)
+        if memory is not None:
+            runfolder.write_json(folder / "memory.json", memory)
+            facts["memory"] = "memory.json"
+        info["torch"] = facts
+        _capture_triton(folder, info, triton_cache.loaded_kernels(), folder / facts.get("trace", "") if
+                        facts.get("trace") else None)
+    return outcome
+
+
+def _rocprof_pass(opts: ProfileOptions, exe: str, folder: Path, info: dict[str, Any]) -> int:
+    out_dir = folder / "rocprof"
+    out_dir.mkdir()
+    command = rocprof.rocprof_command(exe, out_dir.resolve(), rocprof.program_for(opts.target),
+                                      opts.rocprof_format)
+    rc = rocprof.run_rocprof(command, out_dir)
+    status_path = out_dir / rocprof.CHILD_STATUS
+    status = json.loads(status_path.read_text()) if status_path.is_file() else None
+    info["rocprof"] = rocprof.pass_facts(command, rc, out_dir, status)
+    if "triton" not in info and status is not None:
+        kernels = [triton_cache.TritonKernel(**k) for k in status.pop("triton_kernels", [])]
+        traces = info["rocprof"]["outputs"].get("kernel_trace", [])
+        _capture_triton(folder, info, kernels, out_dir / traces[0] if traces else None)
+    return rc
+
+
+def _outcome_from_child(rc: int, status: dict[str, Any] | None) -> Outcome:
+    """The script's outcome in the rocprof pass: the child's own record, else rocprofv3's exit code."""
+    if status is not None:
+        return Outcome(exit_code=int(status["exit_code"]), failed=bool(status["failed"]),
+                       interrupted=bool(status["interrupted"]), error=status.get("error"))
+    return Outcome(exit_code=rc, failed=rc != 0, interrupted=rc == 130,
+                   error=None if rc == 0 else f"rocprofv3 exited with {rc}")
+
+
+def _capture_triton(folder: Path, info: dict[str, Any], loaded: list[triton_cache.TritonKernel],
+                    trace: Path | None) -> None:
+    """Copy the Triton kernels that ran into folder/triton and write occupancy.json for them."""
+    from rocanalyze.collectors.triton_occupancy import write_occupancy
+
+    ran_names: set[str] | None = None
+    if trace is not None and trace.is_file():
+        ran_names = (triton_cache.kernel_names_in_csv(trace) if trace.suffix == ".csv"
+                     else triton_cache.kernel_names_in_trace(trace))
+    kernels = triton_cache.select_ran(loaded, ran_names)
+    if ran_names:
+        missing = ran_names - {k.name for k in loaded}   # compiled elsewhere: match the cache by name
+        kernels += triton_cache.find_in_cache(missing, triton_cache.cache_dir())
+    if not kernels:
+        return
+    folders = triton_cache.copy_artifacts(kernels, folder / "triton")
+    info["triton"] = {"kernels": len(kernels), "cache_dir": str(triton_cache.cache_dir()),
+                      "folders": sorted(folders.values())}
+    write_occupancy(folder, kernels, folders)
+
+
+def _finish(folder: Path, info: dict[str, Any], env: dict[str, str], torch: Any) -> None:
+    """env.json and the final run.json (written last but for the done marker)."""
+    if torch is None and "torch" in sys.modules:
+        torch = sys.modules["torch"]
+    runfolder.write_json(folder / "env.json", environment.capture_environment(env, torch))
+    runfolder.write_json(folder / "run.json", info)
+
+
+def _python_command(target: Target) -> list[str]:
+    return target.argv if target.kind == "program" else ["python", *target.argv]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,160 @@
+"""The torch.profiler (Kineto) collector: CPU ops with shapes, GPU kernels and copies, steps, memory.
+
+torch is imported when a collector starts, never at module import. The trace is exported in
+`stop()`, which the session calls in a `finally`: a crashing or interrupted script still leaves
+the trace of what ran (torch.profiler's stop() fires on_trace_ready for an active cycle).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocanalyze.collectors import markers
+from rocanalyze.errors import UserError
+
+TRACE_NAME = "trace.json.gz"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """torch.profiler.schedule(wait, warmup, active, repeat=1), in steps."""
+
+    wait: int
+    warmup: int
+    active: int
+
+    def describe(self) -> str:
+        first = self.wait + self.warmup + 1
+        return f"steps {first}-{first + self.active - 1} (wait {self.wait}, warmup {self.warmup})"
+
+
+def parse_steps(text: str) -> Schedule:
+    """`--steps`: 'ACTIVE' (skip 1, warm up 1) or 'WAIT,WARMUP,ACTIVE'; UserError on anything else."""
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) == 1:
+        numbers = [1, 1, numbers[0]]
+    if len(numbers) != 3 or min(numbers) < 0 or numbers[2] < 1:
+        raise UserError(f"--steps {text!r}: expected ACTIVE or WAIT,WARMUP,ACTIVE "
+                        "(non-negative integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5")
+    return Schedule(*numbers)
+
+
+@dataclass(frozen=True)
+class TorchSettings:
+    schedule: Schedule | None = None    # None: record the whole run, still marking steps
+    with_stack: bool = False
+    memory: bool = False
+    record_shapes: bool = True          # the per-op model needs input shapes
+    with_flops: bool = True
+
+
+def import_torch() -> Any:
+    """torch, or UserError (exit 2) saying how to get it."""
+    try:
+        import torch
+    except ImportError as err:
+        raise UserError(f"PyTorch is not importable ({err}); install the ROCm or CUDA build of torch "
+                        "for your GPU, or use --collector rocprof") from None
+    return torch
+
+
+class TorchCollector:
+    """Start/step/stop around the user's script; `stop()` returns facts for run.json."""
+
+    def __init__(self, folder: Path, settings: TorchSettings) -> None:
+        self.folder = folder
+        self.settings = settings
+        self.trace_path = folder / TRACE_NAME
+        self.driver = markers.StepDriver(self._on_step)
+        self.memory_samples: list[dict[str, Any]] = []
+        self._prof: Any = None
+        self._hook: Any = None
+        self._torch: Any = None
+        self._gpu = False
+        self._exported = False
+
+    def start(self) -> None:
+        torch = self._torch = import_torch()
+        from torch.profiler import ProfilerActivity, profile, schedule
+
+        self._gpu = bool(torch.cuda.is_available())
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._gpu else [])
+        sched = self.settings.schedule
+        kwargs: dict[str, Any] = {}
+        if sched is not None:
+            kwargs["schedule"] = schedule(wait=sched.wait, warmup=sched.warmup, active=sched.active, repeat=1)
+            kwargs["on_trace_ready"] = self._export
+        if self.settings.memory and self._gpu:
+            torch.cuda.reset_peak_memory_stats()
+        self._prof = profile(activities=activities, record_shapes=self.settings.record_shapes,
+                             with_stack=self.settings.with_stack, profile_memory=self.settings.memory,
+                             with_flops=self.settings.with_flops, **kwargs)
+        self._hook = torch.optim.optimizer.register_optimizer_step_post_hook(
+            lambda optimizer, args, kwargs: self.driver.optimizer_step(optimizer))
+        markers.activate(self.driver)
+        self._t0 = time.perf_counter()
+        self._prof.start()
+
+    def _on_step(self) -> None:
+        self._prof.step()
+        if self.settings.memory and self._gpu:
+            self._sample_memory()
+
+    def _sample_memory(self) -> None:
+        cuda = self._torch.cuda
+        self.memory_samples.append({"step": self.driver.steps,
+                                    "time_s": round(time.perf_counter() - self._t0, 6),
+                                    "allocated_bytes": int(cuda.memory_allocated()),
+                                    "reserved_bytes": int(cuda.memory_reserved()),
+                                    "peak_bytes": int(cuda.max_memory_allocated())})
+
+    def _export(self, prof: Any) -> None:
+        """Write the trace atomically: torch gzips when the name ends in .gz, so the temp name does too."""
+        tmp = self.folder / f".partial-{TRACE_NAME}"
+        prof.export_chrome_trace(str(tmp))
+        tmp.replace(self.trace_path)
+        self._exported = True
+
+    def stop(self) -> dict[str, Any]:
+        """Stop profiling, save the trace (when any was recorded) and return the facts for run.json."""
+        markers.activate(None)
+        if self._hook is not None:
+            self._hook.remove()
+        facts: dict[str, Any] = {"gpu_activity": self._gpu, "steps": self.driver.steps,
+                                 "step_source": self.driver.source}
+        if self._prof is None:
+            return facts
+        if self.settings.memory and self._gpu:
+            self._torch.cuda.synchronize()
+            self._sample_memory()
+        self._prof.stop()
+        if self.settings.schedule is None:
+            self._export(self._prof)
+        sched = self.settings.schedule
+        facts["trace"] = TRACE_NAME if self._exported else None
+        if sched is not None:
+            facts["schedule"] = {"wait": sched.wait, "warmup": sched.warmup, "active": sched.active}
+            needed = sched.wait + sched.warmup + sched.active
+            if self.driver.steps < needed:
+                facts["schedule_note"] = (f"the script ran {self.driver.steps} steps; {sched.describe()} "
+                                          f"needs {needed}")
+        if self.settings.memory:
+            facts["memory"] = self.memory_report()
+        return facts
+
+    def memory_report(self) -> dict[str, Any]:
+        """memory.json content: peak bytes (torch.cuda.max_memory_allocated) and one sample per step."""
+        if not self._gpu:
+            return {"peak_bytes": None, "timeline": [], "note": "no GPU: device memory not recorded"}
+        cuda = self._torch.cuda
+        return {"peak_bytes": int(cuda.max_memory_allocated()),
+                "peak_reserved_bytes": int(cuda.max_memory_reserved()),
+                "source": "torch.cuda.max_memory_allocated; timeline sampled at each step end",
+                "timeline": self.memory_samples}
