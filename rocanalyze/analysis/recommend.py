@@ -1,0 +1,323 @@
+"""Recommendation rules: the records in data/recommendations.toml evaluated on a finished Analysis.
+
+Each rule names a *measure* (a function below) that turns the Analysis into named numbers, the
+conditions on those numbers that make it fire, and text templates filled with this run's numbers.
+A measure returns None when the Analysis lacks what it needs: the rule stays silent, never guesses.
+"""
+
+from __future__ import annotations
+
+import operator
+import statistics
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from rocanalyze.analysis.result import Analysis
+from rocanalyze.paths import load_data_toml
+
+Metrics = dict[str, Any]
+LEVEL_ORDER = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, "host": 6}
+_OPS: dict[str, Callable[[Any, Any], bool]] = {">=": operator.ge, ">": operator.gt, "<=": operator.le,
+                                               "<": operator.lt, "==": operator.eq, "!=": operator.ne}
+_FP32 = {"float", "float32", "torch.float32", "fp32"}
+_DTYPE_BYTES = {"float": 4, "float32": 4, "fp32": 4, "double": 8, "float64": 8, "c10::half": 2, "half": 2,
+                "float16": 2, "fp16": 2, "c10::bfloat16": 2, "bfloat16": 2, "bf16": 2,
+                "c10::float8_e4m3fnuz": 1, "c10::float8_e4m3fn": 1, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1,
+                "int8": 1, "signed char": 1}
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> tuple[dict[str, Any], ...]:
+    """The rule records of data/recommendations.toml, in file order."""
+    return tuple(load_data_toml("recommendations.toml")["rule"])
+
+
+def recommend(analysis: Analysis) -> list[dict[str, Any]]:
+    """The rules that fire on `analysis`, as dicts, ordered by saving_us (µs, largest first)."""
+    out = [rec for rule in load_rules() if (rec := evaluate(rule, analysis)) is not None]
+    return sorted(out, key=lambda r: (-r["saving_us"], LEVEL_ORDER.get(r["level"], 9), r["id"]))
+
+
+def evaluate(rule: dict[str, Any], analysis: Analysis) -> dict[str, Any] | None:
+    """One rule on one Analysis: the recommendation dict when it fires, else None."""
+    if not _applies_to_device(rule, analysis.device):
+        return None
+    metrics = MEASURES[rule["measure"]](analysis, **rule.get("params", {}))
+    if metrics is None:
+        return None
+    for name, op, value in rule["when"]:
+        if name not in metrics or metrics[name] is None or not _OPS[op](metrics[name], value):
+            return None
+    metrics = {**_context(analysis), **metrics}
+    saving = float(metrics.get(rule["saving"], 0.0) or 0.0) * float(rule["fraction"])
+    window = analysis.window_us or 0.0
+    return {
+        "id": rule["id"], "level": rule["level"], "title": rule["title"].format_map(metrics),
+        "saving_us": round(saving, 3), "saving_pct": round(100.0 * saving / window, 2) if window else None,
+        "saving_source": rule["fraction_source"], "evidence": rule["evidence"].format_map(metrics),
+        "action": rule["action"].format_map(metrics), "seed": rule["seed"],
+        "metrics": {k: v for k, v in metrics.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool)},
+    }
+
+
+def _applies_to_device(rule: dict[str, Any], device: dict[str, Any]) -> bool:
+    vendor, arch = (device.get("vendor") or "").lower(), (device.get("arch") or "").lower()
+    if "vendors" in rule and vendor not in rule["vendors"]:
+        return False
+    if "archs" in rule and not any(arch.startswith(p) for p in rule["archs"]):
+        return False
+    return not ("not_archs" in rule and any(arch.startswith(p) for p in rule["not_archs"]))
+
+
+def _context(a: Analysis) -> Metrics:
+    """Numbers every template may quote."""
+    return {"window_us": a.window_us or 0.0, "arch": a.device.get("arch") or "unknown arch",
+            "compute_units": a.device.get("compute_units") or 0, "none_us": 0.0}
+
+
+def _share(us: float, a: Analysis) -> float:
+    return us / a.window_us if a.window_us else 0.0
+
+
+def _pct_fields(prefix: str, us: float, a: Analysis) -> Metrics:
+    share = _share(us, a)
+    return {f"{prefix}_us": us, f"{prefix}_share": share, f"{prefix}_pct": 100.0 * share}
+
+
+def _env_vars(a: Analysis) -> dict[str, str] | None:
+    """Allowlisted variables recorded in env.json (`variables`), or None when no env.json was read."""
+    if not a.run.env:
+        return None
+    return {str(k): str(v) for k, v in (a.run.env.get("variables") or {}).items()}
+
+
+# --- measures: Analysis -> named numbers (None when the Analysis cannot say) ------------------------
+
+def measure_idle(a: Analysis) -> Metrics | None:
+    """Idle split by cause and launch statistics."""
+    if not a.window_us or not a.idle_breakdown_us:
+        return None
+    idle, launch = a.idle_breakdown_us, a.launch
+    syncs = [p for p in a.patterns if p.get("kind") == "host_sync"]
+    return {
+        **_pct_fields("launch_bound", float(idle.get("launch_bound", 0.0)), a),
+        **_pct_fields("h2d", float(idle.get("h2d_copy", 0.0)), a),
+        **_pct_fields("sync", float(idle.get("sync", 0.0)), a),
+        "kernels_per_step": float(launch.get("kernels_per_step") or 0.0),
+        "short_kernel_pct": 100.0 * float(launch.get("short_kernel_share") or 0.0),
+        "launch_call_mean_us": float(launch.get("launch_call_mean_us") or 0.0),
+        "pageable_note": "pin the host buffers (pageable copies stage through a bounce buffer)",
+        "sync_note": (f"{len(syncs)} sync points found in the loop: {_detail(max(syncs, key=_time))}"
+                      if syncs else "the trace does not say which call synchronised"),
+    }
+
+
+def measure_pattern(a: Analysis, kind: str) -> Metrics | None:
+    """Total time and count of one cross-kernel pattern kind."""
+    found = [p for p in a.patterns if p.get("kind") == kind]
+    if not found or not a.window_us:
+        return None
+    total = sum(_time(p) for p in found)
+    return {**_pct_fields("pattern", total, a), "pattern_count": len(found),
+            "pattern_detail": _detail(max(found, key=_time))}
+
+
+def measure_gemm_efficiency(a: Analysis, below: float) -> Metrics | None:
+    """GEMM ops under `below` of the roof: their time, time-weighted efficiency, and the gap (µs)."""
+    gemms = [o for o in a.ops if o.get("category") == "gemm" and o.get("efficiency") is not None]
+    under = [o for o in gemms if float(o["efficiency"]) < below]
+    if not gemms:
+        return None
+    t = sum(float(o["time_us"]) for o in under)
+    eff = sum(float(o["time_us"]) * float(o["efficiency"]) for o in under) / t if t else 0.0
+    env = _env_vars(a) or {}
+    worst = max(under, key=lambda o: float(o["time_us"]) * (1 - float(o["efficiency"])), default=None)
+    return {**_pct_fields("gemm_under", t, a), "gemm_eff_pct": 100.0 * eff,
+            "gemm_gap_us": sum(float(o["time_us"]) * (1 - float(o["efficiency"])) for o in under),
+            "gemm_worst": _op_text(worst) if worst else "",
+            "tunableop_on": int(env.get("PYTORCH_TUNABLEOP_ENABLED", "0") == "1")}
+
+
+def measure_dtype_gemm(a: Analysis, dtype: str) -> Metrics | None:
+    """GEMM ops whose tensor inputs are all `dtype` (only float32 is recognised)."""
+    if dtype != "float32":
+        raise ValueError(f"dtype_gemm measures float32 only, not {dtype}")
+    hits = [o for o in a.ops if o.get("category") == "gemm" and _all_fp32(o.get("dtypes"))]
+    if not hits:
+        return None
+    t = sum(float(o["time_us"]) for o in hits)
+    return {**_pct_fields("dtype_gemm", t, a), "dtype_gemm_ops": len(hits),
+            "dtype_gemm_worst": _op_text(max(hits, key=lambda o: float(o["time_us"])))}
+
+
+def measure_gemm_stride(a: Analysis, multiple_bytes: int) -> Metrics | None:
+    """GEMM ops with an operand whose row stride (bytes) is a multiple of `multiple_bytes`."""
+    hits = []
+    for o in a.ops:
+        if o.get("category") == "gemm" and (ld := _multiple_stride(o, multiple_bytes)) is not None:
+            hits.append((o, ld))
+    if not hits:
+        return None
+    t = sum(float(o["time_us"]) for o, _ in hits)
+    effs = [(float(o["time_us"]), o.get("efficiency")) for o, _ in hits if o.get("efficiency") is not None]
+    eff = sum(w * float(e) for w, e in effs) / sum(w for w, _ in effs) if effs else None
+    top, ld = max(hits, key=lambda h: float(h[0]["time_us"]))
+    return {**_pct_fields("stride_gemm", t, a), "stride_gemm_ops": len(hits), "stride_gemm_eff": eff,
+            "stride_gemm_eff_pct": 100.0 * eff if eff is not None else 0.0,
+            "stride_gemm_example": f"{_op_text(top)}, row stride {ld} bytes"}
+
+
+def measure_small_grid(a: Analysis, min_workgroups_by_arch: dict[str, int], min_workgroups_per_cu: int,
+                       min_mean_us: float = 10.0) -> Metrics | None:
+    """Kernels (mean >= min_mean_us) launching fewer workgroups than the arch's target."""
+    cus = int(a.device.get("compute_units") or 0)
+    target = min_workgroups_by_arch.get(a.device.get("arch") or "", cus * min_workgroups_per_cu)
+    known = [k for k in a.kernels if k.get("workgroups")]
+    if not target or not known:
+        return None
+    small = [k for k in known if int(k["workgroups"]) < target and float(k["mean_us"]) >= min_mean_us]
+    t = sum(float(k["total_us"]) for k in small)
+    top = max(small, key=lambda k: float(k["total_us"]), default=None)
+    return {**_pct_fields("small_grid", t, a), "small_grid_kernels": len(small), "min_workgroups": target,
+            "small_grid_example": (f"{_short(top['name'])}: {top['workgroups']} workgroups, "
+                                   f"{top['calls']} calls, {float(top['total_us']):.0f} µs") if top else ""}
+
+
+def measure_occupancy_step(a: Analysis, max_vgpr_over: int) -> Metrics | None:
+    """Captured kernels limited by VGPRs that are at most `max_vgpr_over` registers above the next step."""
+    if not a.occupancy:
+        return None
+    times = {k["name"]: float(k["total_us"]) for k in a.kernels}
+    hits = [o for o in a.occupancy if o.get("limiter") == "vgpr"
+            and 0 < int((o.get("what_if") or {}).get("vgpr_fewer") or 0) <= max_vgpr_over]
+    if not hits:
+        return {"vgpr_step_kernels": 0}
+    top = max(hits, key=lambda o: times.get(o.get("kernel", ""), 0.0))
+    wi = top["what_if"]
+    return {"vgpr_step_kernels": len(hits),
+            "vgpr_step_us": sum(times.get(o.get("kernel", ""), 0.0) for o in hits),
+            "waves_per_eu_hint": wi.get("waves_per_eu", int(top.get("waves_per_simd") or 0) + 1),
+            "vgpr_step_example": (f"{_short(top.get('kernel', ''))}: {top.get('vgpr')} VGPRs, "
+                                  f"{top.get('waves_per_simd')} waves per SIMD; {wi['vgpr_fewer']} fewer "
+                                  f"VGPRs give {wi.get('waves_per_eu', '')} waves")}
+
+
+def measure_scratch(a: Analysis) -> Metrics | None:
+    """Captured kernels that use scratch (spills or private arrays)."""
+    if not a.occupancy:
+        return None
+    times = {k["name"]: float(k["total_us"]) for k in a.kernels}
+    hits = [o for o in a.occupancy if int(o.get("scratch_bytes") or 0) > 0]
+    if not hits:
+        return {"scratch_kernels": 0}
+    top = max(hits, key=lambda o: times.get(o.get("kernel", ""), 0.0))
+    return {"scratch_kernels": len(hits),
+            "scratch_us": sum(times.get(o.get("kernel", ""), 0.0) for o in hits),
+            "scratch_example": f"{_short(top.get('kernel', ''))}: {top['scratch_bytes']} scratch bytes per "
+                               "work-item"}
+
+
+def measure_communication(a: Analysis) -> Metrics | None:
+    """Exposed (not overlapped) communication time."""
+    if not a.overlap or not a.overlap.get("communication_us"):
+        return None
+    return {**_pct_fields("exposed_comm", float(a.overlap.get("exposed_communication_us") or 0.0), a),
+            "comm_us": float(a.overlap["communication_us"]),
+            "overlapped_us": float(a.overlap.get("overlapped_us") or 0.0)}
+
+
+def measure_env_var(a: Analysis, var: str, want: str) -> Metrics | None:
+    """Whether env.json recorded `var` with the wanted value ("" = unset)."""
+    env = _env_vars(a)
+    if env is None:
+        return {"env_known": 0}
+    value = env.get(var, "")
+    n = int(a.launch.get("kernels") or 0)
+    mean = float(a.launch.get("launch_to_start_mean_us") or 0.0)
+    return {"env_known": 1, "env_matches": int(value == want), "env_value": value or "unset",
+            "launch_to_start_mean_us": mean, "kernels": n, "launch_to_start_total_us": mean * n}
+
+
+def measure_env_numa(a: Analysis) -> Metrics | None:
+    """kernel.numa_balancing as recorded in env.json."""
+    value = (a.run.env.get("sysctl") or {}).get("kernel.numa_balancing") if a.run.env else None
+    return None if value in (None, "") else {"numa_balancing": int(str(value).strip())}
+
+
+def measure_step_noise(a: Analysis) -> Metrics | None:
+    """Mean, std (sample) and spread of the step durations in the window."""
+    durs = [float(s["dur_us"]) for s in a.steps if s.get("dur_us")]
+    if len(durs) < 2:
+        return None
+    mean, std, med = statistics.fmean(durs), statistics.stdev(durs), statistics.median(durs)
+    slow = max(a.steps, key=lambda s: float(s.get("dur_us") or 0.0))
+    return {"steps_n": len(durs), "step_mean_us": mean, "step_std_us": std, "step_cv": std / mean,
+            "step_cv_pct": 100.0 * std / mean, "step_min_us": min(durs), "step_max_us": max(durs),
+            "step_excess_us": sum(d - med for d in durs if d > med),
+            "step_slowest": f"{slow.get('name')} ({float(slow['dur_us']):.0f} µs)"}
+
+
+MEASURES: dict[str, Callable[..., Metrics | None]] = {
+    "idle": measure_idle, "pattern": measure_pattern, "gemm_efficiency": measure_gemm_efficiency,
+    "dtype_gemm": measure_dtype_gemm, "gemm_stride": measure_gemm_stride, "small_grid": measure_small_grid,
+    "occupancy_step": measure_occupancy_step, "scratch": measure_scratch,
+    "communication": measure_communication,
+    "env_var": measure_env_var, "env_numa": measure_env_numa, "step_noise": measure_step_noise,
+}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def _time(p: dict[str, Any]) -> float:
+    return float(p.get("time_us") or 0.0)
+
+
+def _detail(p: dict[str, Any]) -> str:
+    """A pattern's own evidence fields, as `key=value` text."""
+    parts = [f"{k}={_fmt(v)}" for k, v in sorted(p.items()) if k not in {"kind"}]
+    return ", ".join(parts)[:300]
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.1f}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_short(str(x), 40) for x in v[:4]) + (", ..." if len(v) > 4 else "") + "]"
+    return _short(str(v), 80)
+
+
+def _short(name: str, n: int = 80) -> str:
+    return name if len(name) <= n else name[: n - 1] + "…"
+
+
+def _op_text(o: dict[str, Any]) -> str:
+    eff = o.get("efficiency")
+    eff_text = f", {100 * float(eff):.0f}% of roof" if eff is not None else ""
+    return (f"{o.get('op')} {o.get('shapes')} {o.get('dtypes')}: {float(o['time_us']):.0f} µs over "
+            f"{o.get('calls')} calls{eff_text}")
+
+
+def _all_fp32(dtypes: Any) -> bool:
+    names = [str(d).lower() for d in (dtypes or []) if d]
+    return bool(names) and all(d in _FP32 for d in names)
+
+
+def _multiple_stride(op: dict[str, Any], multiple: int) -> int | None:
+    """The first operand row stride in bytes that is a multiple of `multiple`, else None.
+
+    Uses recorded strides when the op carries them; otherwise the operand is taken as contiguous
+    (row stride = last dim), which is what an `aten::mm` on a plain weight sees.
+    """
+    shapes, dtypes, strides = op.get("shapes") or [], op.get("dtypes") or [], op.get("strides") or []
+    for i, shape in enumerate(shapes):
+        if not isinstance(shape, (list, tuple)) or len(shape) < 2:
+            continue
+        size = _DTYPE_BYTES.get(str(dtypes[i]).lower() if i < len(dtypes) else "", 0)
+        rec = strides[i] if i < len(strides) and isinstance(strides[i], (list, tuple)) else None
+        elems = max(rec[-2:]) if rec and len(rec) >= 2 else shape[-1]
+        row = int(elems) * size
+        if size and row and row % multiple == 0:
+            return row
+    return None
