@@ -27,7 +27,8 @@ def render(analysis: Analysis, table: EventTable | None = None) -> str:
     out += [f"**Window** {h['window']} ({escape(h['how'])}) · **GPU busy** {h['busy_pct']} · "
             f"**Dominant** {escape(h['dominant'])} ({h['dominant_pct']}) · **GPU** {escape(h['device'])}", ""]
     if h["first"]:
-        out += [f"**Next step:** {escape(h['first']['title'], False)}: {escape(h['first']['action'], False)}", ""]
+        first = h["first"]
+        out += [f"**Next step:** {escape(first['title'], False)}: {escape(first['action'], False)}", ""]
     out += categories_table(a) + kernels_table(a) + recommendations(a)
     out += ["", f"<sub>{escape(text.environment_line(a), False)}</sub>", ""]
     md = "\n".join(out)
@@ -69,7 +70,8 @@ def recommendations(a: Analysis) -> list[str]:
     rows = ["### Recommendations", ""]
     for i, r in enumerate(a.recommendations[:TOP_RECS], 1):
         saving = text.fmt_us(r["saving_us"]) if r.get("saving_us") else "not estimated"
-        rows.append(f"{i}. **{escape(r['title'], False)}** ({text.level_name(r['level'])}; could save {saving})  ")
+        level = text.level_name(r["level"])
+        rows.append(f"{i}. **{escape(r['title'], False)}** ({level}; could save {saving})  ")
         rows.append(f"   Evidence: {escape(r.get('evidence', ''), False)}  ")
         rows.append(f"   Action: {escape(r.get('action', ''), False)}")
     if len(a.recommendations) > TOP_RECS:
