@@ -31,7 +31,7 @@ def write_status(path: Path, outcome: Outcome) -> None:
     """The child's outcome plus the Triton kernels it loaded (with their cache paths)."""
     kernels = [vars(k) for k in triton_cache.loaded_kernels()]
     record = {"exit_code": outcome.exit_code, "failed": outcome.failed, "interrupted": outcome.interrupted,
-              "error": outcome.error, "pid": os.getpid(), "triton_kernels": kernels}
+              "raised": outcome.raised, "error": outcome.error, "pid": os.getpid(), "triton_kernels": kernels}
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True, default=str))
     tmp.replace(path)

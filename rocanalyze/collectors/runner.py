@@ -7,11 +7,14 @@ back: 0, n for sys.exit(n), 1 for an uncaught exception, 130 for Ctrl-C.
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
 import importlib.util
 import os
 import runpy
 import sys
 import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -44,6 +47,7 @@ class Outcome:
     exit_code: int = 0
     failed: bool = False
     interrupted: bool = False
+    raised: bool = False           # ended by an uncaught exception (the trace stops mid-step)
     error: str | None = None       # "ValueError: ..." for a crash
 
 
@@ -74,7 +78,7 @@ def run_target(target: Target) -> Outcome:
         if target.kind == "script":
             sys.argv = [target.name, *target.args]
             sys.path[0] = str(Path(target.name).resolve().parent)
-            runpy.run_path(target.name, run_name="__main__")
+            _run_script(target.name)
         elif target.kind == "module":
             sys.argv = [target.name, *target.args]   # runpy puts the module's file in argv[0]
             sys.path[0] = os.getcwd()
@@ -86,14 +90,30 @@ def run_target(target: Target) -> Outcome:
         return _from_system_exit(exc)
     except KeyboardInterrupt as exc:
         print_user_traceback(exc)
-        return Outcome(exit_code=130, failed=True, interrupted=True, error="KeyboardInterrupt")
+        return Outcome(exit_code=130, failed=True, interrupted=True, raised=True, error="KeyboardInterrupt")
     except BaseException as exc:  # the user's exception, whatever it is: report it as Python would
         print_user_traceback(exc)
-        return Outcome(exit_code=1, failed=True, error=_one_line(exc))
+        return Outcome(exit_code=1, failed=True, raised=True, error=_one_line(exc))
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
+
+
+def _run_script(name: str) -> None:
+    """Execute a script as a fresh __main__, as the interpreter does: absolute __file__, argv as typed.
+
+    (runpy.run_path would also rewrite sys.argv[0] to the absolute path, which `python x.py` does not.)
+    """
+    path = os.path.abspath(name)
+    with open(path, "rb") as fh:
+        code = compile(fh.read(), path, "exec")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __spec__=None, __package__=None,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+                         __builtins__=builtins)
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
 
 
 def _from_system_exit(exc: SystemExit) -> Outcome:
@@ -120,6 +140,8 @@ def user_frames(tb: TracebackType | None) -> TracebackType | None:
 
 
 def _is_ours(filename: str) -> bool:
+    if filename.startswith("<frozen runpy"):
+        return True
     real = os.path.realpath(filename)
     return any(real.startswith(d + os.sep) for d in _OUR_DIRS)
 

@@ -85,7 +85,7 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
                 outcome = _outcome_from_child(rc, info["rocprof"].get("child"))
     finally:
         info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
-                    partial=outcome.failed or outcome.interrupted, error=outcome.error, ended=_now(),
+                    partial=outcome.raised, error=outcome.error, ended=_now(),
                     status="failed" if outcome.failed else "completed")
         _finish(rank_folder, info, env, torch)
         if job.world_size > 1:
@@ -145,8 +145,9 @@ def _outcome_from_child(rc: int, status: dict[str, Any] | None) -> Outcome:
     """The script's outcome in the rocprof pass: the child's own record, else rocprofv3's exit code."""
     if status is not None:
         return Outcome(exit_code=int(status["exit_code"]), failed=bool(status["failed"]),
-                       interrupted=bool(status["interrupted"]), error=status.get("error"))
-    return Outcome(exit_code=rc, failed=rc != 0, interrupted=rc == 130,
+                       interrupted=bool(status["interrupted"]), raised=bool(status.get("raised")),
+                       error=status.get("error"))
+    return Outcome(exit_code=rc, failed=rc != 0, interrupted=rc == 130, raised=rc == 130,
                    error=None if rc == 0 else f"rocprofv3 exited with {rc}")
 
 

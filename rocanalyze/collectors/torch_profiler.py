@@ -79,6 +79,7 @@ class TorchCollector:
         self._torch: Any = None
         self._gpu = False
         self._exported = False
+        self._started = False
 
     def start(self) -> None:
         torch = self._torch = import_torch()
@@ -96,11 +97,14 @@ class TorchCollector:
         self._prof = profile(activities=activities, record_shapes=self.settings.record_shapes,
                              with_stack=self.settings.with_stack, profile_memory=self.settings.memory,
                              with_flops=self.settings.with_flops, **kwargs)
-        self._hook = torch.optim.optimizer.register_optimizer_step_post_hook(
-            lambda optimizer, args, kwargs: self.driver.optimizer_step(optimizer))
-        markers.activate(self.driver)
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
         self._t0 = time.perf_counter()
         self._prof.start()
+        self._started = True
+        self._hook = register_optimizer_step_post_hook(
+            lambda optimizer, args, kwargs: self.driver.optimizer_step(optimizer))
+        markers.activate(self.driver)
 
     def _on_step(self) -> None:
         self._prof.step()
@@ -129,7 +133,7 @@ class TorchCollector:
             self._hook.remove()
         facts: dict[str, Any] = {"gpu_activity": self._gpu, "steps": self.driver.steps,
                                  "step_source": self.driver.source}
-        if self._prof is None:
+        if not self._started:
             return facts
         if self.settings.memory and self._gpu:
             self._torch.cuda.synchronize()

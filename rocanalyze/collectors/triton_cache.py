@@ -10,7 +10,9 @@ found in-process (another process compiled them) are matched in the cache by nam
 
 from __future__ import annotations
 
+import csv
 import gc
+import gzip
 import json
 import os
 import shutil
@@ -18,6 +20,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 # Artifacts worth keeping: metadata, IRs, ISA and the code object. Launcher .so/.c are not.
 KEEP_SUFFIXES = (".json", ".ttir", ".ttgir", ".llir", ".amdgcn", ".hsaco", ".ptx", ".cubin", ".source")
@@ -132,19 +136,17 @@ def copy_artifacts(kernels: list[TritonKernel], dest: Path) -> dict[str, str]:
     return folders
 
 
+class _Event(msgspec.Struct):
+    name: str = ""
+    cat: str = ""
+
+
+class _Trace(msgspec.Struct):
+    traceEvents: list[_Event] = []  # noqa: N815 (Kineto's field name)
+
+
 def kernel_names_in_trace(path: Path) -> set[str]:
     """Names of the GPU kernels in a Kineto trace (.json or .json.gz), decoding only name and cat."""
-    import gzip
-
-    import msgspec
-
-    class _Event(msgspec.Struct):
-        name: str = ""
-        cat: str = ""
-
-    class _Trace(msgspec.Struct):
-        traceEvents: list[_Event] = []  # noqa: N815 (Kineto's field name)
-
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
@@ -154,7 +156,5 @@ def kernel_names_in_trace(path: Path) -> set[str]:
 
 def kernel_names_in_csv(path: Path) -> set[str]:
     """Kernel names in a rocprofv3 kernel_trace.csv (its Kernel_Name column)."""
-    import csv
-
     with path.open(newline="") as fh:
         return {row["Kernel_Name"] for row in csv.DictReader(fh) if row.get("Kernel_Name")}

@@ -1,10 +1,82 @@
-"""`rocanalyze profile` (being built: see the open issue)."""
+"""`rocanalyze profile`: run a script under the profiler, analyze it, write a run folder."""
 
 from __future__ import annotations
 
-from rocanalyze.errors import UserError
+from pathlib import Path
+
+import typer
+
+from rocanalyze.collectors.finish import finish_run, print_summary
+from rocanalyze.collectors.runner import Target
+from rocanalyze.collectors.session import ProfileOptions, profile
+from rocanalyze.collectors.torch_profiler import parse_steps
+from rocanalyze.errors import ScriptExit, UserError
 
 
-def command() -> None:
-    """Not yet available in this build."""
-    raise UserError("'profile' is not available in this build yet")
+def command(
+    target: list[str] = typer.Argument(None, metavar="SCRIPT [ARGS]...",
+                                       help="The script and its arguments (or, after -m, the arguments)."),
+    module: str = typer.Option(None, "-m", metavar="MODULE", help="Run a module, as `python -m MODULE`."),
+    output: Path = typer.Option(None, "-o", "--output", help="Run folder to create (must not exist). "
+                                "Default: ./rocanalyze-<script>-<time>."),
+    collector: str = typer.Option("torch", "--collector", help="torch | rocprof | both."),
+    steps: str = typer.Option(None, "--steps", metavar="[WAIT,WARMUP,]ACTIVE",
+                              help="Record only these steps: ACTIVE (after skipping 1 and warming up 1) "
+                                   "or WAIT,WARMUP,ACTIVE. Default: the whole run, steps marked."),
+    with_stack: bool = typer.Option(False, "--with-stack", help="Record Python stacks of ops."),
+    memory: bool = typer.Option(False, "--memory", help="Record device memory: peak and per-step timeline."),
+    no_report: bool = typer.Option(False, "--no-report", help="Only collect; analyze later."),
+    rocprof_format: str = typer.Option("csv", "--rocprof-format", help="rocprofv3 output: csv | rocpd."),
+    wait_ranks: float = typer.Option(300.0, "--wait-ranks", metavar="SECONDS",
+                                     help="Under torchrun, how long rank 0 waits for the others."),
+) -> None:
+    """Run a Python script (or module) under the profiler, then analyze it and write a run folder.
+
+    The script runs in this process as `python script.py args` would. Steps come from
+    rocanalyze.step() calls or, failing those, from optimizer.step(). The run folder holds
+    trace.json.gz, env.json, run.json, analysis.json, report.html, summary.md, trace.pftrace and,
+    when used, triton/ and rocprof/. The exit code is the script's own.
+
+    Examples:
+
+    \b
+      rocanalyze profile train.py --epochs 1
+      rocanalyze profile --steps 2,1,5 -o runs/base train.py
+      rocanalyze profile -m mypkg.bench --batch 1
+      rocanalyze profile --collector rocprof -- ./my_hip_app --size 4096
+      torchrun --nproc-per-node 8 -m rocanalyze profile -o runs/ddp train.py
+    """
+    opts = ProfileOptions(target=_target(module, list(target or []), collector), output=output,
+                          collector=collector, schedule=parse_steps(steps) if steps else None,
+                          with_stack=with_stack, memory=memory, rocprof_format=rocprof_format)
+    result = profile(opts)
+    done = finish_run(result, report=not no_report, wait_ranks_s=wait_ranks)
+    print_summary(result, done)
+    if result.outcome.exit_code:
+        raise ScriptExit(result.outcome.exit_code)
+    if done.error is not None:
+        raise UserError(f"the run folder was written but not analyzed: {done.error}")
+
+
+def _target(module: str | None, args: list[str], collector: str) -> Target:
+    """Script, module or (rocprof only) program, from -m and the positional arguments."""
+    if module:
+        return Target("module", module, args)
+    if not args:
+        raise UserError("nothing to profile: give a script (rocanalyze profile train.py) or -m MODULE")
+    name, rest = args[0], args[1:]
+    if collector == "rocprof" and not _is_python(Path(name)):
+        return Target("program", name, rest)
+    return Target("script", name, rest)
+
+
+def _is_python(path: Path) -> bool:
+    """A .py file, or a file whose shebang names python."""
+    if path.suffix in (".py", ".pyw"):
+        return True
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
