@@ -1,0 +1,222 @@
+"""Achieved rates and roofline placement, per op and per kernel: `model_ops(table, gpu)`.
+
+GPU time is attributed to the op that launched it (`gpu.op_index`, the innermost op), so an
+`aten::linear` whose kernels were launched by its `aten::addmm` child is counted once, as addmm.
+Ops are grouped by (op, shapes, dtypes); each group gets FLOPs and bytes from opmodel, achieved
+TFLOP/s and GB/s over its GPU time, arithmetic intensity, the bound (memory or compute: which side
+of the ridge point it sits) and efficiency against the roof at its intensity:
+min(peak, intensity x bandwidth). A kernel's rates take its share (by duration) of its op's work.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rocanalyze.analysis.gpu_spec import GpuSpec
+from rocanalyze.analysis.opmodel import OpCost, op_cost
+
+STRIDE_HOTSPOT_ARCHS = ("gfx942",)  # seed 001: MI300 TA channel hot-spotting on 512-byte strides
+STRIDE_HOTSPOT_BYTES = 512
+TORCH_FLOPS_TOLERANCE = 0.01
+
+
+def peak_key(gpu: GpuSpec, dtype: str | None, matrix: bool) -> str | None:
+    """Which of the GPU's peaks bounds an op of this dtype: matrix units for GEMM/conv/attention."""
+    if dtype is None:
+        return None
+    if not matrix:
+        return "fp64" if dtype == "fp64" else "fp32"
+    if dtype == "fp32":
+        # fp32 GEMMs run on AMD's fp32 matrix cores; on NVIDIA torch keeps TF32 off by default
+        return "fp32_matrix" if "fp32_matrix" in gpu.peak_tflops else "fp32"
+    return dtype if dtype in ("fp64", "fp16", "bf16", "fp8", "int8") else None
+
+
+def place(flops: float | None, nbytes: float | None, seconds: float, gpu: GpuSpec,
+          peak: str | None) -> dict[str, Any]:
+    """Achieved TFLOP/s, GB/s, FLOP/byte, bound, and efficiency (0..1) vs the roof at that intensity."""
+    out: dict[str, Any] = {"tflops": None, "gbps": None, "intensity": None, "bound": None,
+                           "efficiency": None, "roof_tflops": None, "peak": peak}
+    if seconds <= 0:
+        return out
+    if flops is not None:
+        out["tflops"] = flops / seconds / 1e12
+    if nbytes:
+        out["gbps"] = nbytes / seconds / 1e9
+        if flops is not None:
+            out["intensity"] = flops / nbytes
+    peak_tf = gpu.peak_tflops.get(peak) if peak else None
+    bw = gpu.memory_bw_gbps
+    if bw and out["gbps"] is not None and not flops:
+        out["bound"], out["efficiency"] = "memory", out["gbps"] / bw
+    elif peak_tf and bw and out["intensity"] is not None:
+        roof = min(peak_tf, out["intensity"] * bw / 1e3)
+        out["roof_tflops"] = roof
+        out["bound"] = "compute" if out["intensity"] * bw / 1e3 >= peak_tf else "memory"
+        out["efficiency"] = out["tflops"] / roof
+    elif peak_tf and out["tflops"] is not None and nbytes is None:
+        out["bound"], out["roof_tflops"], out["efficiency"] = "compute", peak_tf, out["tflops"] / peak_tf
+    return out
+
+
+@dataclass
+class _Group:
+    """One (op, shapes, dtypes) group being accumulated."""
+
+    first: int
+    calls: int = 0
+    time_ns: int = 0
+    flops: float = 0.0
+    bytes: float = 0.0
+    cost: OpCost | None = None
+    torch_flops: float = 0.0
+    torch_calls: int = 0
+    host_copy_ns: int = 0
+    kernels: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+    modules: set[str] = field(default_factory=set)
+    min_workgroups: int | None = None
+
+
+def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ops, kernels): one roofline entry per (op, shapes, dtypes) and rates per kernel name, by GPU time."""
+    work = _gpu_work(table.gpu)
+    if work.empty:
+        return [], []
+    ops = table.ops
+    per_call: dict[int, OpCost | None] = {}
+    groups: dict[tuple[str, str, str], _Group] = {}
+    kernel_work: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])  # calls ns flops bytes
+    kernel_peaks: dict[str, str | None] = {}
+    for op_index, rows in work.groupby("op_index", sort=True):
+        op = ops.iloc[int(op_index)]
+        cost = op_cost(str(op["name"]), op["shapes"], op["dtypes"], op["strides"], op["concrete"])
+        per_call[int(op_index)] = cost
+        key = (str(op["name"]), json.dumps(op["shapes"]), json.dumps(op["dtypes"]))
+        g = groups.setdefault(key, _Group(first=int(op_index), cost=cost))
+        _accumulate(g, op, rows, cost)
+        total = float(rows["dur_ns"].sum())
+        for name, dur in zip(rows["name"].astype(str), rows["dur_ns"], strict=True):
+            share = dur / total if total > 0 else 0.0
+            kw = kernel_work[name]
+            kw[0] += 1
+            kw[1] += dur
+            kw[2] += (cost.flops * share) if cost else math.nan
+            kw[3] += (cost.bytes * share) if cost else math.nan
+            kernel_peaks.setdefault(name, peak_key(gpu, cost.dtype, cost.matrix) if cost else None)
+    entries = [_entry(key, g, ops, gpu) for key, g in groups.items()]
+    entries.sort(key=lambda e: -e["time_us"])
+    kernels = [_kernel_entry(name, kw, gpu, kernel_peaks[name]) for name, kw in kernel_work.items()]
+    kernels.sort(key=lambda k: -k["time_us"])
+    return entries, kernels
+
+
+def _gpu_work(gpu: pd.DataFrame) -> pd.DataFrame:
+    """GPU rows launched by a known op, with their workgroup count (-1 when the grid is unknown)."""
+    if gpu.empty:
+        return gpu
+    work = gpu[gpu["op_index"] >= 0].copy()
+    grid = work[["grid_x", "grid_y", "grid_z"]].to_numpy(dtype=np.int64)
+    known = (grid > 0).all(axis=1)
+    work["workgroups"] = np.where(known, grid.clip(min=1).prod(axis=1), -1)
+    return work
+
+
+def _accumulate(g: _Group, op: pd.Series, rows: pd.DataFrame, cost: OpCost | None) -> None:
+    g.calls += 1
+    dur = int(rows["dur_ns"].sum())
+    g.time_ns += dur
+    if cost is not None:
+        g.flops += cost.flops
+        g.bytes += cost.bytes
+    if not math.isnan(float(op["flops"])):
+        g.torch_flops += float(op["flops"])
+        g.torch_calls += 1
+    kinds = rows["kind"].astype(str)
+    copies = rows[(kinds == "memcpy") & rows["copy_kind"].astype(str).isin(["HtoD", "DtoH", "HtoH"])]
+    g.host_copy_ns += int(copies["dur_ns"].sum())
+    for name, d in zip(rows["name"].astype(str), rows["dur_ns"], strict=True):
+        g.kernels[name][0] += 1
+        g.kernels[name][1] += d
+    if op["module"]:
+        g.modules.add(str(op["module"]))
+    main = rows.loc[rows["dur_ns"].idxmax()]
+    if main["workgroups"] > 0:
+        g.min_workgroups = int(main["workgroups"]) if g.min_workgroups is None else min(
+            g.min_workgroups, int(main["workgroups"]))
+
+
+def _entry(key: tuple[str, str, str], g: _Group, ops: pd.DataFrame, gpu: GpuSpec) -> dict[str, Any]:
+    first = ops.iloc[g.first]
+    cost = g.cost
+    seconds = g.time_ns / 1e9
+    entry: dict[str, Any] = {
+        "op": key[0], "shapes": first["shapes"], "dtypes": first["dtypes"], "strides": first["strides"],
+        "category": cost.category if cost else "other", "calls": g.calls, "time_us": g.time_ns / 1e3,
+        "flops": g.flops if cost else None, "bytes": g.bytes if cost else None, "modeled": cost is not None,
+        "module": sorted(g.modules)[0] if g.modules else "",
+        "kernels": [{"name": n, "calls": int(c), "time_us": t / 1e3}
+                    for n, (c, t) in sorted(g.kernels.items(), key=lambda kv: -kv[1][1])[:3]],
+        "notes": [],
+    }
+    peak = peak_key(gpu, cost.dtype, cost.matrix) if cost else None
+    entry.update(place(entry["flops"], entry["bytes"], seconds, gpu, peak))
+    if g.host_copy_ns and g.host_copy_ns >= 0.5 * g.time_ns:
+        entry["efficiency"] = entry["bound"] = None
+        entry["notes"].append("host<->device copy: bounded by the host link, not device memory")
+    if cost is not None:
+        if cost.gemm:
+            entry["gemm"] = cost.gemm
+            entry["stride_check"] = _stride_check(cost, gpu)
+        if cost.detail and not cost.gemm:
+            entry["detail"] = cost.detail
+        if "assumed" in cost.detail:
+            entry["notes"].append(cost.detail["assumed"])
+    if cost is not None and cost.category == "gemm":
+        entry["grid_check"] = _grid_check(g.min_workgroups, gpu)
+    if g.torch_calls:
+        entry["torch_flops"] = g.torch_flops
+        if cost is not None and g.torch_flops > 0:
+            diff = (g.flops - g.torch_flops) / g.torch_flops
+            entry["torch_flops_diff"] = diff
+            if abs(diff) > TORCH_FLOPS_TOLERANCE:
+                entry["notes"].append(f"torch's own flops ({g.torch_flops:.4g}) differ from the model's "
+                                      f"({g.flops:.4g}) by {100 * diff:+.1f}%")
+    return entry
+
+
+def _stride_check(cost: OpCost, gpu: GpuSpec) -> dict[str, Any]:
+    """Leading dimensions in bytes and whether they hit MI300's 512-byte channel hot-spotting (seed 001)."""
+    applies = (gpu.arch or "") in STRIDE_HOTSPOT_ARCHS
+    out: dict[str, Any] = {"applies": applies, "multiple_bytes": STRIDE_HOTSPOT_BYTES}
+    hits = []
+    for operand in ("lda", "ldb"):
+        ld = cost.detail.get(operand)
+        out[operand] = ld
+        if ld and ld.get("ld_bytes") and ld["ld_bytes"] % STRIDE_HOTSPOT_BYTES == 0:
+            hits.append(operand)
+    out["multiple_of_512"] = hits
+    out["hotspot"] = bool(applies and hits)
+    return out
+
+
+def _grid_check(workgroups: int | None, gpu: GpuSpec) -> dict[str, Any]:
+    """Whether the GEMM's main kernel launched fewer workgroups than it takes to fill the GPU."""
+    threshold = gpu.grid_threshold()
+    small = None if workgroups is None or threshold is None else workgroups < threshold
+    return {"workgroups": workgroups, "threshold": threshold, "small": small,
+            "compute_units": gpu.compute_units}
+
+
+def _kernel_entry(name: str, kw: list[float], gpu: GpuSpec, peak: str | None) -> dict[str, Any]:
+    calls, ns, flops, nbytes = int(kw[0]), float(kw[1]), kw[2], kw[3]
+    flops_v = None if math.isnan(flops) else flops
+    bytes_v = None if math.isnan(nbytes) else nbytes
+    return {"name": name, "calls": calls, "time_us": ns / 1e3, "flops": flops_v, "bytes": bytes_v,
+            **place(flops_v, bytes_v, ns / 1e9, gpu, peak)}
