@@ -1,0 +1,235 @@
+"""The analysis pipeline: any trace or run folder -> one `Analysis` (what every report reads).
+
+read -> classify -> per rank: window, time accounting -> kernels, timeline, patterns, per-op model,
+occupancy -> recommendations. Each step is a plain function listed in rocanalyze.analysis.ANALYZERS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rocanalyze._version import __version__
+from rocanalyze.analysis.result import Analysis, RunInfo
+from rocanalyze.analysis.timeaccount import NS_PER_US, TimeAccount, account
+from rocanalyze.analysis.window import Window, choose_window
+from rocanalyze.errors import UserError
+from rocanalyze.paths import load_data_toml
+from rocanalyze.traces.schema import EventTable
+
+
+def analyze(path: str | Path, *, steps: str | None = None, rank: int | None = None, gpu: str | None = None,
+            peaks: str | Path | None = None, progress: bool = False) -> Analysis:
+    """Read a trace file or run folder and analyze it."""
+    return analyze_with_table(path, steps=steps, rank=rank, gpu=gpu, peaks=peaks, progress=progress)[0]
+
+
+def analyze_with_table(path: str | Path, *, steps: str | None = None, rank: int | None = None,
+                       gpu: str | None = None, peaks: str | Path | None = None, progress: bool = False,
+                       allow_empty: bool = False) -> tuple[Analysis, EventTable]:
+    """Like analyze(), also returning the full EventTable (the Perfetto writer needs it)."""
+    from rocanalyze.traces import read
+
+    path = Path(path)
+    if not path.exists():
+        raise UserError("no such file or folder", path)
+    table = read(path, progress=progress)
+    run = _run_info(path, table)
+    analysis = analyze_table(table, run=run, steps=steps, rank=rank, gpu=gpu, peaks=peaks,
+                             allow_empty=allow_empty or run.command is not None)
+    return analysis, table
+
+
+def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str | None = None,
+                  rank: int | None = None, gpu: str | None = None, peaks: str | Path | None = None,
+                  allow_empty: bool = False) -> Analysis:
+    """Analyze an EventTable already in memory (classification is filled in place)."""
+    from rocanalyze.analysis.classify import classify_table
+    from rocanalyze.analysis.gpu_spec import select_gpu
+
+    run = run or RunInfo(source=",".join(table.paths), source_format=table.source_format)
+    classify_table(table)
+    spec = select_gpu(table.devices, override=gpu, peaks_file=peaks)
+    notes = list(table.notes) + list(getattr(spec, "notes", []) or [])
+    base = dict(run=run, device=spec.to_dict(), quality=dict(table.quality), notes=notes)
+    if not len(table.gpu):
+        if len(table.aggregates):
+            return _aggregate_only(table, base)
+        if not allow_empty:
+            raise UserError("no GPU activity in this trace (CPU-only profile?)", run.source)
+        return Analysis(**base, window_us=0.0, busy_us=0.0, idle_us=0.0,
+                        notes=notes + ["no GPU activity was recorded (CPU-only run or no GPU work)"])
+    ranks = sorted(int(r) for r in table.gpu["rank"].unique())
+    primary = ranks[0] if rank is None else rank
+    if primary not in ranks:
+        raise UserError(f"--rank {rank}: the trace has ranks {', '.join(map(str, ranks))}")
+    result = _analyze_rank(table, primary, steps, spec, base)
+    if len(ranks) > 1:
+        result = result.replace(ranks=_rank_summaries(table, ranks, steps))
+    return _finish(result, table)
+
+
+def _cut(table: EventTable, rank: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, int]:
+    """One rank's GPU rows on its busiest device, plus its runtime calls and annotations."""
+    g = table.gpu[table.gpu["rank"].to_numpy() == rank]
+    device = int(g.groupby("device", observed=True)["dur_ns"].sum().idxmax())
+    g = g[g["device"].to_numpy() == device]
+    ann = table.annotations[table.annotations["rank"].to_numpy() == rank]
+    return g, table.runtime, ann, device
+
+
+def _window_rows(gpu: pd.DataFrame, window: Window) -> pd.DataFrame:
+    s = gpu["start_ns"].to_numpy(np.int64)
+    e = s + gpu["dur_ns"].to_numpy(np.int64)
+    return gpu[(e > window.start_ns) & (s < window.end_ns)]
+
+
+def _analyze_rank(table: EventTable, rank: int, steps: str | None, spec: Any, base: dict) -> Analysis:
+    from rocanalyze.analysis.kernels import kernel_table
+    from rocanalyze.analysis.timeline import timeline
+
+    cfg = load_data_toml("analysis.toml")
+    gpu, runtime, ann, device = _cut(table, rank)
+    window = choose_window(gpu, ann, runtime, steps)
+    rows = _window_rows(gpu, window)
+    acc = account(rows, runtime, window)
+    kernels = kernel_table(rows, table.ops, window, acc.busy_ns)
+    windowed = dataclasses.replace(table, gpu=rows, metadata={**table.metadata, "window_ns": (
+        window.start_ns, window.end_ns), "rank": rank, "device": device})
+    ops, kernel_rates = _op_model(windowed, spec)
+    _merge_rates(kernels, kernel_rates)
+    occupancy = _occupancy(rows, spec)
+    _merge_occupancy(kernels, occupancy)
+    idle_ns = acc.idle_ns
+    window_ns = window.dur_ns
+    assert sum(acc.categories_ns.values()) + sum(idle_ns.values()) == window_ns, "time accounting leak"
+    return Analysis(
+        **base,
+        window_us=window_ns / NS_PER_US,
+        window={"start_us": window.start_ns / NS_PER_US, "end_us": window.end_ns / NS_PER_US, "how": window.how,
+                "steps": [s.name for s in window.steps], "rank": rank, "device": device},
+        busy_us=acc.busy_ns / NS_PER_US, idle_us=sum(idle_ns.values()) / NS_PER_US,
+        idle_breakdown_us={k: v / NS_PER_US for k, v in sorted(idle_ns.items())},
+        startup_us=window.startup_ns / NS_PER_US,
+        categories_us={k: v / NS_PER_US for k, v in sorted(acc.categories_ns.items(), key=lambda kv: -kv[1])},
+        overlap=acc.overlap, launch=acc.launch, steps=acc.steps,
+        kernels=kernels, top_kernels=kernels[: cfg["kernels"]["top"]], ops=ops,
+        patterns=_patterns(windowed), occupancy=occupancy,
+        timeline=timeline(rows, window, cfg["timeline"]["max_bins"]),
+    ).replace(notes=base["notes"] + window.notes)
+
+
+def _op_model(windowed: EventTable, spec: Any) -> tuple[list[dict], list[dict]]:
+    from rocanalyze.analysis.opmodel import model_ops
+
+    return model_ops(windowed, spec)
+
+
+def _merge_rates(kernels: list[dict], rates: list[dict]) -> None:
+    by_name = {r["name"]: r for r in rates}
+    for k in kernels:
+        r = by_name.get(k["name"])
+        if r:
+            k["tflops"], k["gbps"] = r.get("tflops"), r.get("gbps")
+
+
+def _merge_occupancy(kernels: list[dict], occupancy: list[dict]) -> None:
+    first: dict[str, dict] = {}
+    for entry in occupancy:
+        first.setdefault(entry["kernel"], entry)
+    for k in kernels:
+        if k["name"] in first:
+            k["occupancy"] = {key: first[k["name"]].get(key) for key in (
+                "waves_per_simd", "occupancy_pct", "limiter", "vgpr", "lds_bytes")}
+
+
+def _patterns(windowed: EventTable) -> list[dict]:
+    from rocanalyze.analysis.patterns import find_patterns
+
+    return sorted(find_patterns(windowed), key=lambda p: -p.get("time_us", 0.0))
+
+
+def _occupancy(rows: pd.DataFrame, spec: Any) -> list[dict]:
+    from rocanalyze.analysis.dispatch_occupancy import dispatch_occupancy
+
+    return dispatch_occupancy(rows, spec)
+
+
+def _rank_summaries(table: EventTable, ranks: list[int], steps: str | None) -> list[dict]:
+    out = []
+    for r in ranks:
+        gpu, runtime, ann, device = _cut(table, r)
+        window = choose_window(gpu, ann, runtime, steps)
+        acc: TimeAccount = account(_window_rows(gpu, window), runtime, window)
+        out.append({"rank": r, "device": device, "window_us": window.dur_ns / NS_PER_US,
+                    "busy_us": acc.busy_ns / NS_PER_US,
+                    "categories_us": {k: v / NS_PER_US for k, v in acc.categories_ns.items()},
+                    "idle_us": sum(acc.idle_ns.values()) / NS_PER_US,
+                    "exposed_communication_us": acc.overlap["exposed_communication_us"]})
+    busiest = max(out, key=lambda x: x["busy_us"])
+    mean_busy = sum(x["busy_us"] for x in out) / len(out)
+    for x in out:
+        x["slowest"] = x is busiest
+        x["imbalance"] = (busiest["busy_us"] - x["busy_us"]) / mean_busy if mean_busy else 0.0
+    return out
+
+
+def _aggregate_only(table: EventTable, base: dict) -> Analysis:
+    """Stats-only inputs (results.stats.csv): per-kernel totals, no timeline, window unknown."""
+    from rocanalyze.analysis.classify import classify_kernel
+
+    agg = table.aggregates.copy()
+    agg["category"] = [c if c else classify_kernel(n) for n, c in zip(agg["name"].astype(str),
+                                                                       agg["category"].astype(str), strict=True)]
+    total = int(agg["total_ns"].sum())
+    cats = agg.groupby("category", observed=True)["total_ns"].sum().sort_values(ascending=False)
+    kernels = [{"name": str(r.name), "category": str(r.category), "kind": str(r.kind), "calls": int(r.calls),
+                "total_us": r.total_ns / NS_PER_US, "mean_us": r.total_ns / NS_PER_US / max(1, r.calls),
+                "min_us": None, "max_us": None, "share": r.total_ns / total if total else 0.0, "op": None,
+                "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}
+               for r in agg.sort_values("total_ns", ascending=False).itertuples()]
+    return _finish(Analysis(
+        **{**base, "notes": base["notes"] + ["aggregate statistics only (no timeline): the window, idle "
+                                             "time and overlaps are unknown; busy is the sum of kernel times"]},
+        window_us=None, busy_us=total / NS_PER_US, idle_us=None,
+        categories_us={str(k): v / NS_PER_US for k, v in cats.items()}, kernels=kernels,
+        top_kernels=kernels[:25]), table)
+
+
+def _finish(analysis: Analysis, table: EventTable) -> Analysis:
+    from rocanalyze.analysis.recommend import recommend
+
+    analysis = analysis.replace(quality={**analysis.quality, **_quality(table)})
+    return analysis.replace(recommendations=recommend(analysis))
+
+
+def _quality(table: EventTable) -> dict:
+    g = table.gpu
+    if not len(g):
+        return {}
+    out: dict[str, Any] = {"gpu_events": int(len(g))}
+    if (g["launch_index"].to_numpy() < 0).any() and len(table.runtime):
+        kernels = g["kind"].astype(str).to_numpy() == "kernel"
+        out["kernels_without_launch"] = int(((g["launch_index"].to_numpy() < 0) & kernels).sum())
+    return out
+
+
+def _run_info(path: Path, table: EventTable) -> RunInfo:
+    info: dict[str, Any] = {"source": str(path), "source_format": table.source_format,
+                            "rocanalyze_version": __version__,
+                            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    folder = path if path.is_dir() else None
+    if folder is not None:
+        run_json, env_json = folder / "run.json", folder / "env.json"
+        if run_json.is_file():
+            meta = json.loads(run_json.read_text())
+            info.update({k: meta[k] for k in ("command", "exit_code", "failed", "partial") if k in meta})
+        if env_json.is_file():
+            info["env"] = json.loads(env_json.read_text())
+    return RunInfo(**info)

@@ -1,0 +1,76 @@
+"""The per-kernel table: calls, total/mean/min/max time, share, launching op and module, per-step time.
+
+    name            category  calls  total_us  mean_us  share  op         per_step_us
+    sm90_xmma_...   gemm      120    5400.0    45.0     0.31   aten::mm   [1800, 1795, 1805]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocanalyze.analysis.window import Window
+
+NS_PER_US = 1000.0
+
+
+def kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame, window: Window, busy_ns: int) -> list[dict]:
+    """One dict per GPU activity name in the window, sorted by total time (µs)."""
+    if not len(gpu):
+        return []
+    frame = pd.DataFrame({
+        "name": gpu["name"].astype(str).to_numpy(),
+        "category": gpu["category"].astype(str).to_numpy(),
+        "kind": gpu["kind"].astype(str).to_numpy(),
+        "dur": gpu["dur_ns"].to_numpy(np.int64),
+        "op": _op_names(gpu, ops),
+        "module": _op_column(gpu, ops, "module"),
+    })
+    grouped = frame.groupby("name", sort=False)
+    stats = grouped["dur"].agg(["count", "sum", "mean", "min", "max"])
+    first = grouped[["category", "kind"]].first()
+    op = grouped["op"].agg(_most_common)
+    module = grouped["module"].agg(_most_common)
+    per_step = _per_step(gpu, frame["name"], window)
+    rows = []
+    for name in stats.sort_values("sum", ascending=False).index:
+        s = stats.loc[name]
+        rows.append({
+            "name": name, "category": first.at[name, "category"], "kind": first.at[name, "kind"],
+            "calls": int(s["count"]), "total_us": s["sum"] / NS_PER_US, "mean_us": s["mean"] / NS_PER_US,
+            "min_us": s["min"] / NS_PER_US, "max_us": s["max"] / NS_PER_US,
+            "share": float(s["sum"]) / busy_ns if busy_ns else 0.0,
+            "op": op.at[name] or None, "module": module.at[name] or None,
+            "per_step_us": per_step.get(name), "tflops": None, "gbps": None, "occupancy": None,
+        })
+    return rows
+
+
+def _op_column(gpu: pd.DataFrame, ops: pd.DataFrame, column: str) -> np.ndarray:
+    idx = gpu["op_index"].to_numpy(np.int64)
+    out = np.full(len(idx), "", dtype=object)
+    if len(ops) and (idx >= 0).any():
+        values = ops[column].astype(str).to_numpy()
+        out[idx >= 0] = values[idx[idx >= 0]]
+    return out
+
+
+def _op_names(gpu: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    return _op_column(gpu, ops, "name")
+
+
+def _most_common(values: pd.Series) -> str:
+    counts = values[values != ""].value_counts()
+    return str(counts.index[0]) if len(counts) else ""
+
+
+def _per_step(gpu: pd.DataFrame, names: pd.Series, window: Window) -> dict[str, list[float]]:
+    """Per-kernel time in each step (µs), by kernel start time; {} without steps."""
+    if not window.steps:
+        return {}
+    edges = np.array([s.start_ns for s in window.steps[1:]], dtype=np.int64)
+    step = np.searchsorted(edges, gpu["start_ns"].to_numpy(np.int64), side="right")
+    table = pd.DataFrame({"name": names.to_numpy(), "step": step, "dur": gpu["dur_ns"].to_numpy(np.int64)})
+    pivot = table.pivot_table(index="name", columns="step", values="dur", aggfunc="sum", fill_value=0)
+    pivot = pivot.reindex(columns=range(len(window.steps)), fill_value=0)
+    return {name: (row / NS_PER_US).round(3).tolist() for name, row in pivot.iterrows()}
