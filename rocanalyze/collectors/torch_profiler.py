@@ -65,6 +65,12 @@ def import_torch() -> Any:
     return torch
 
 
+def _record_always(step: int) -> Any:
+    from torch.profiler import ProfilerAction
+
+    return ProfilerAction.RECORD
+
+
 class TorchCollector:
     """Start/step/stop around the user's script; `stop()` returns facts for run.json."""
 
@@ -88,15 +94,16 @@ class TorchCollector:
         self._gpu = bool(torch.cuda.is_available())
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._gpu else [])
         sched = self.settings.schedule
-        kwargs: dict[str, Any] = {}
-        if sched is not None:
-            kwargs["schedule"] = schedule(wait=sched.wait, warmup=sched.warmup, active=sched.active, repeat=1)
-            kwargs["on_trace_ready"] = self._export
+        # A schedule is always passed: only then does torch.profiler mark ProfilerStep#N ranges, which
+        # the analysis windows on. Without --steps it records every step (RECORD forever).
+        step_schedule = (schedule(wait=sched.wait, warmup=sched.warmup, active=sched.active, repeat=1)
+                         if sched is not None else _record_always)
         if self.settings.memory and self._gpu:
             torch.cuda.reset_peak_memory_stats()
         self._prof = profile(activities=activities, record_shapes=self.settings.record_shapes,
                              with_stack=self.settings.with_stack, profile_memory=self.settings.memory,
-                             with_flops=self.settings.with_flops, **kwargs)
+                             with_flops=self.settings.with_flops, schedule=step_schedule,
+                             on_trace_ready=self._export)
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self._t0 = time.perf_counter()
@@ -138,9 +145,7 @@ class TorchCollector:
         if self.settings.memory and self._gpu:
             self._torch.cuda.synchronize()
             self._sample_memory()
-        self._prof.stop()
-        if self.settings.schedule is None:
-            self._export(self._prof)
+        self._prof.stop()                 # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None
         if sched is not None:

@@ -1,0 +1,87 @@
+"""The torch.profiler collector on CPU-only torch: steps from the optimizer, schedules, saved traces."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from rocanalyze.collectors import markers
+from rocanalyze.collectors.torch_profiler import Schedule, TorchCollector, TorchSettings, parse_steps
+from rocanalyze.errors import UserError
+
+torch = pytest.importorskip("torch")
+
+
+def test_parse_steps() -> None:
+    assert parse_steps("5") == Schedule(1, 1, 5)
+    assert parse_steps("2, 1, 4") == Schedule(2, 1, 4)
+    assert Schedule(2, 1, 4).describe() == "steps 4-7 (wait 2, warmup 1)"
+    for bad in ("0", "a", "1,2", "1,-1,3", "2,1,0"):
+        with pytest.raises(UserError) as err:
+            parse_steps(bad)
+        assert str(err.value) == (f"--steps {bad!r}: expected ACTIVE or WAIT,WARMUP,ACTIVE (non-negative "
+                                  "integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5")
+
+
+def _train(n: int) -> None:
+    model = torch.nn.Linear(16, 16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 16)
+    for _ in range(n):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def _step_events(path: Path) -> list[str]:
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    return sorted({e["name"] for e in events if e.get("name", "").startswith("ProfilerStep#")})
+
+
+def test_optimizer_steps_mark_profiler_steps(tmp_path: Path) -> None:
+    collector = TorchCollector(tmp_path, TorchSettings())
+    collector.start()
+    try:
+        _train(3)
+    finally:
+        facts = collector.stop()
+    assert markers.active() is None                    # the marker is detached after the run
+    assert facts == {"gpu_activity": torch.cuda.is_available(), "steps": 3, "step_source": "optimizer",
+                     "trace": "trace.json.gz"}
+    # torch opens ProfilerStep#0 at start; #3 is the tail after the last step (as torch.profiler marks it)
+    assert _step_events(tmp_path / "trace.json.gz") == [f"ProfilerStep#{i}" for i in range(4)]
+    assert [p.name for p in tmp_path.iterdir()] == ["trace.json.gz"]   # no temp file left
+
+
+def test_schedule_records_only_the_active_steps(tmp_path: Path) -> None:
+    collector = TorchCollector(tmp_path, TorchSettings(schedule=Schedule(1, 1, 2)))
+    collector.start()
+    try:
+        _train(6)
+    finally:
+        facts = collector.stop()
+    assert facts["schedule"] == {"wait": 1, "warmup": 1, "active": 2} and "schedule_note" not in facts
+    assert _step_events(tmp_path / "trace.json.gz") == ["ProfilerStep#2", "ProfilerStep#3"]
+
+
+def test_too_few_steps_for_the_schedule_is_said(tmp_path: Path) -> None:
+    collector = TorchCollector(tmp_path, TorchSettings(schedule=Schedule(1, 1, 5)))
+    collector.start()
+    try:
+        _train(4)                                         # stops inside the active steps: partial trace
+    finally:
+        facts = collector.stop()
+    assert facts["trace"] == "trace.json.gz"
+    assert facts["schedule_note"] == "the script ran 4 steps; steps 3-7 (wait 1, warmup 1) needs 7"
+
+
+def test_memory_on_cpu_says_there_is_no_device_memory(tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CPU-only behaviour")
+    collector = TorchCollector(tmp_path, TorchSettings(memory=True))
+    collector.start()
+    facts = collector.stop()
+    assert facts["memory"] == {"peak_bytes": None, "timeline": [], "note": "no GPU: device memory not recorded"}

@@ -1,0 +1,97 @@
+"""Triton capture: names from real traces, cache entries matched by name, artifacts copied."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rocanalyze.collectors import triton_cache
+from rocanalyze.collectors.triton_occupancy import kernel_record, write_occupancy
+from tests.conftest import realdata_path
+
+GEMM = "_gemm_afp4_wfp4_kernel_preshuffled_scales"
+
+
+def _cache_with_real_entry(tmp_path: Path) -> Path:
+    """A Triton cache laid out as Triton lays it out (<key>/<name>.<ext>), holding real artifacts."""
+    src = realdata_path("triton_ir", "aiter_gemm_afp4wfp4_gfx950")
+    cache = tmp_path / "cache"
+    old, new = cache / "OLDKEY", cache / "NEWKEY"
+    for entry in (old, new):
+        entry.mkdir(parents=True)
+        for f in src.iterdir():
+            shutil.copy(f, entry / f.name)
+        (entry / f"__grp__{GEMM}.json").write_text("{}")
+        (entry / "launcher.so").write_bytes(b"\x7fELF")
+    os.utime(old / f"{GEMM}.json", (1_000_000, 1_000_000))
+    (cache / "OTHER").mkdir()
+    (cache / "OTHER" / "triton_poi_fused_add_0.json").write_text(json.dumps({"name": "triton_poi_fused_add_0"}))
+    return cache
+
+
+def test_cache_dir_default_and_env(tmp_path: Path) -> None:
+    assert triton_cache.cache_dir({"TRITON_CACHE_DIR": str(tmp_path)}) == tmp_path
+    assert triton_cache.cache_dir({}) == Path.home() / ".triton" / "cache"
+
+
+@pytest.mark.realdata
+def test_finds_the_newest_entry_by_name_and_copies_only_artifacts(tmp_path: Path) -> None:
+    cache = _cache_with_real_entry(tmp_path)
+    [kernel] = triton_cache.find_in_cache({GEMM, "void at::native::elementwise_kernel<128, 4>"}, cache)
+    assert (kernel.name, kernel.found_by, kernel.launched) == (GEMM, "cache", False)
+    assert kernel.hash == "4111fc65100efdce1b7f6e4a8db4a177657a3c18a1446d19ed954cf405f9fe78"
+    assert Path(kernel.files[f"{GEMM}.json"]).parent.name == "NEWKEY"
+    assert kernel.metadata["shared"] == 156672 and kernel.metadata["num_warps"] == 4
+    folders = triton_cache.copy_artifacts([kernel], tmp_path / "run" / "triton")
+    copied = tmp_path / "run" / "triton" / folders[kernel.hash]
+    assert folders[kernel.hash] == f"{GEMM}-4111fc65100e"
+    assert sorted(p.name for p in copied.iterdir()) == [
+        f"__grp__{GEMM}.json", f"{GEMM}.amdgcn", f"{GEMM}.json", f"{GEMM}.ttgir"]
+    assert (copied / f"{GEMM}.amdgcn").read_bytes() == Path(kernel.files[f"{GEMM}.amdgcn"]).read_bytes()
+
+
+@pytest.mark.realdata
+def test_occupancy_json_records_the_kernel_facts(tmp_path: Path) -> None:
+    [kernel] = triton_cache.find_in_cache({GEMM}, _cache_with_real_entry(tmp_path))
+    folders = triton_cache.copy_artifacts([kernel], tmp_path / "triton")
+    record = kernel_record(kernel, folders[kernel.hash])
+    assert {k: record[k] for k in ("kernel", "backend", "arch", "num_warps", "warp_size", "shared_bytes",
+                                   "folder")} == {
+        "kernel": GEMM, "backend": "hip", "arch": "gfx950", "num_warps": 4, "warp_size": 64,
+        "shared_bytes": 156672, "folder": f"triton/{GEMM}-4111fc65100e"}
+    path = write_occupancy(tmp_path, [kernel], folders)
+    assert json.loads(path.read_text())[0]["kernel"] == GEMM
+
+
+@pytest.mark.realdata
+def test_kernel_names_from_a_real_compiled_trace() -> None:
+    names = triton_cache.kernel_names_in_trace(
+        realdata_path("torch_traces", "tracelens", "mi300x_torch_compile_triton.json.gz"))
+    assert {"attn_fwd", "triton_poi_fused__unsafe_view_add_3", "triton_red_fused_add_mean_mul_pow_rsqrt_0"} <= names
+    assert len(names) == 8
+    assert triton_cache.kernel_names_in_trace(
+        realdata_path("torch_traces", "hta", "nvidia_triton_example.json.gz")) == {"triton_poi_fused_add_cos_sin_0"}
+
+
+@pytest.mark.realdata
+def test_kernel_names_from_rocprofv3_csv() -> None:
+    names = triton_cache.kernel_names_in_csv(realdata_path("rocprofv3", "rocprofiler_sdk_docs", "kernel_trace.v2025.csv"))
+    assert "divide_kernel(float*, float const*, float const*, int, int)" in names
+    assert "void addition_kernel<float>(float*, float const*, float const*, int, int)" in names
+
+
+def test_selects_what_ran() -> None:
+    a = triton_cache.TritonKernel("k_a", "h1", {}, launched=True)
+    b = triton_cache.TritonKernel("k_b", "h2", {}, launched=False)
+    assert triton_cache.select_ran([a, b], None) == [a]
+    assert triton_cache.select_ran([a, b], {"k_b"}) == [b]
+
+
+def test_nothing_loaded_without_triton() -> None:
+    if "triton" in __import__("sys").modules:
+        pytest.skip("triton is imported in this process")
+    assert triton_cache.loaded_kernels() == []
