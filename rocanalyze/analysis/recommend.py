@@ -21,11 +21,6 @@ LEVEL_ORDER = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, "host": 6}
 _OPS: dict[str, Callable[[Any, Any], bool]] = {">=": operator.ge, ">": operator.gt, "<=": operator.le,
                                                "<": operator.lt, "==": operator.eq, "!=": operator.ne}
 _FP32 = {"float", "float32", "torch.float32", "fp32"}
-_DTYPE_BYTES = {"float": 4, "float32": 4, "fp32": 4, "double": 8, "float64": 8, "c10::half": 2, "half": 2,
-                "float16": 2, "fp16": 2, "c10::bfloat16": 2, "bfloat16": 2, "bf16": 2,
-                "c10::float8_e4m3fnuz": 1, "c10::float8_e4m3fn": 1, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1,
-                "int8": 1, "signed char": 1}
-
 
 @lru_cache(maxsize=1)
 def load_rules() -> tuple[dict[str, Any], ...]:
@@ -152,71 +147,81 @@ def measure_dtype_gemm(a: Analysis, dtype: str) -> Metrics | None:
             "dtype_gemm_worst": _op_text(max(hits, key=lambda o: float(o["time_us"])))}
 
 
-def measure_gemm_stride(a: Analysis, multiple_bytes: int) -> Metrics | None:
-    """GEMM ops with an operand whose row stride (bytes) is a multiple of `multiple_bytes`."""
-    hits = []
-    for o in a.ops:
-        if o.get("category") == "gemm" and (ld := _multiple_stride(o, multiple_bytes)) is not None:
-            hits.append((o, ld))
-    if not hits:
+def measure_gemm_stride(a: Analysis) -> Metrics | None:
+    """GEMM ops the op model flags with a 512-byte-multiple leading stride on MI300 (`stride_check.hotspot`)."""
+    checked = [o for o in a.ops if o.get("stride_check")]
+    if not checked:
         return None
-    t = sum(float(o["time_us"]) for o, _ in hits)
-    effs = [(float(o["time_us"]), o.get("efficiency")) for o, _ in hits if o.get("efficiency") is not None]
-    eff = sum(w * float(e) for w, e in effs) / sum(w for w, _ in effs) if effs else None
-    top, ld = max(hits, key=lambda h: float(h[0]["time_us"]))
+    hits = [o for o in checked if o["stride_check"].get("hotspot")]
+    if not hits:
+        return {"stride_gemm_share": 0.0}
+    t = sum(float(o["time_us"]) for o in hits)
+    effs = [(float(o["time_us"]), float(o["efficiency"])) for o in hits if o.get("efficiency") is not None]
+    eff = sum(w * e for w, e in effs) / sum(w for w, _ in effs) if effs else None
+    top = max(hits, key=lambda o: float(o["time_us"]))
+    sc = top["stride_check"]
+    lds = ", ".join(f"{k} = {sc[k]['ld']} ({sc[k]['ld_bytes']} bytes)" for k in sc.get("multiple_of_512", [])
+                    if isinstance(sc.get(k), dict))
     return {**_pct_fields("stride_gemm", t, a), "stride_gemm_ops": len(hits), "stride_gemm_eff": eff,
             "stride_gemm_eff_pct": 100.0 * eff if eff is not None else 0.0,
-            "stride_gemm_example": f"{_op_text(top)}, row stride {ld} bytes"}
+            "stride_gemm_example": f"{_op_text(top)}; {lds}"}
 
 
-def measure_small_grid(a: Analysis, min_workgroups_by_arch: dict[str, int], min_workgroups_per_cu: int,
-                       min_mean_us: float = 10.0) -> Metrics | None:
-    """Kernels (mean >= min_mean_us) launching fewer workgroups than the arch's target."""
-    cus = int(a.device.get("compute_units") or 0)
-    target = min_workgroups_by_arch.get(a.device.get("arch") or "", cus * min_workgroups_per_cu)
-    known = [k for k in a.kernels if k.get("workgroups")]
-    if not target or not known:
+def measure_small_grid(a: Analysis, min_mean_us: float = 10.0) -> Metrics | None:
+    """Ops whose kernels launch fewer workgroups than the GPU needs (`grid_check.small`), mean >= min_mean_us."""
+    checked = [o for o in a.ops if (o.get("grid_check") or {}).get("small") is not None]
+    if not checked:
         return None
-    small = [k for k in known if int(k["workgroups"]) < target and float(k["mean_us"]) >= min_mean_us]
-    t = sum(float(k["total_us"]) for k in small)
-    top = max(small, key=lambda k: float(k["total_us"]), default=None)
-    return {**_pct_fields("small_grid", t, a), "small_grid_kernels": len(small), "min_workgroups": target,
-            "small_grid_example": (f"{_short(top['name'])}: {top['workgroups']} workgroups, "
-                                   f"{top['calls']} calls, {float(top['total_us']):.0f} µs") if top else ""}
+    small = [o for o in checked if o["grid_check"]["small"]
+             and float(o["time_us"]) / max(1, int(o.get("calls") or 1)) >= min_mean_us]
+    t = sum(float(o["time_us"]) for o in small)
+    top = max(small, key=lambda o: float(o["time_us"]), default=None)
+    gc = (top or checked[0])["grid_check"]
+    return {**_pct_fields("small_grid", t, a), "small_grid_ops": len(small), "min_workgroups": gc.get("threshold"),
+            "small_grid_example": (f"{_op_text(top)}: {gc.get('workgroups')} workgroups" if top else "")}
 
 
 def measure_occupancy_step(a: Analysis, max_vgpr_over: int) -> Metrics | None:
-    """Captured kernels limited by VGPRs that are at most `max_vgpr_over` registers above the next step."""
+    """Kernels limited by VGPRs at most `max_vgpr_over` registers above the next occupancy step.
+
+    Reads the occupancy engine's `what_if` (`fewer` registers buy one more workgroup per CU at
+    `waves_per_eu_hint` waves per SIMD).
+    """
     if not a.occupancy:
         return None
-    times = {k["name"]: float(k["total_us"]) for k in a.kernels}
     hits = [o for o in a.occupancy if o.get("limiter") == "vgpr"
-            and 0 < int((o.get("what_if") or {}).get("vgpr_fewer") or 0) <= max_vgpr_over]
+            and 0 < int((o.get("what_if") or {}).get("fewer") or 0) <= max_vgpr_over]
     if not hits:
         return {"vgpr_step_kernels": 0}
-    top = max(hits, key=lambda o: times.get(o.get("kernel", ""), 0.0))
+    top = max(hits, key=lambda o: _kernel_us(a, o))
     wi = top["what_if"]
-    return {"vgpr_step_kernels": len(hits),
-            "vgpr_step_us": sum(times.get(o.get("kernel", ""), 0.0) for o in hits),
-            "waves_per_eu_hint": wi.get("waves_per_eu", int(top.get("waves_per_simd") or 0) + 1),
-            "vgpr_step_example": (f"{_short(top.get('kernel', ''))}: {top.get('vgpr')} VGPRs, "
-                                  f"{top.get('waves_per_simd')} waves per SIMD; {wi['vgpr_fewer']} fewer "
-                                  f"VGPRs give {wi.get('waves_per_eu', '')} waves")}
+    return {"vgpr_step_kernels": len(hits), "vgpr_step_us": sum(_kernel_us(a, o) for o in hits),
+            "waves_per_eu_hint": wi.get("waves_per_eu_hint"),
+            "vgpr_step_example": (f"{_short(str(top.get('kernel', '')))}: {wi.get('now', top.get('vgpr'))} VGPRs "
+                                  f"give {top.get('waves_per_simd')} waves per SIMD; {wi['fewer']} fewer (at most "
+                                  f"{wi.get('most')}) give {wi.get('next_waves_per_simd')}")}
 
 
 def measure_scratch(a: Analysis) -> Metrics | None:
-    """Captured kernels that use scratch (spills or private arrays)."""
+    """Kernels with register spills or scratch (private segment) use."""
     if not a.occupancy:
         return None
-    times = {k["name"]: float(k["total_us"]) for k in a.kernels}
-    hits = [o for o in a.occupancy if int(o.get("scratch_bytes") or 0) > 0]
+    hits = [o for o in a.occupancy if int(o.get("scratch_bytes") or 0) > 0
+            or int(o.get("vgpr_spill") or 0) > 0 or int(o.get("sgpr_spill") or 0) > 0]
     if not hits:
         return {"scratch_kernels": 0}
-    top = max(hits, key=lambda o: times.get(o.get("kernel", ""), 0.0))
-    return {"scratch_kernels": len(hits),
-            "scratch_us": sum(times.get(o.get("kernel", ""), 0.0) for o in hits),
-            "scratch_example": f"{_short(top.get('kernel', ''))}: {top['scratch_bytes']} scratch bytes per "
-                               "work-item"}
+    top = max(hits, key=lambda o: _kernel_us(a, o))
+    return {"scratch_kernels": len(hits), "scratch_us": sum(_kernel_us(a, o) for o in hits),
+            "scratch_example": (f"{_short(str(top.get('kernel', '')))}: {top.get('scratch_bytes', 0)} scratch "
+                                f"bytes per work-item, {top.get('vgpr_spill', 0)} VGPR and "
+                                f"{top.get('sgpr_spill', 0)} SGPR spills")}
+
+
+def _kernel_us(a: Analysis, entry: dict[str, Any]) -> float:
+    """Time of an occupancy entry's kernel in the window: its own total_us, else the kernel table's."""
+    if entry.get("total_us") is not None:
+        return float(entry["total_us"])
+    return next((float(k["total_us"]) for k in a.kernels if k.get("name") == entry.get("kernel")), 0.0)
 
 
 def measure_communication(a: Analysis) -> Metrics | None:
@@ -302,22 +307,3 @@ def _op_text(o: dict[str, Any]) -> str:
 def _all_fp32(dtypes: Any) -> bool:
     names = [str(d).lower() for d in (dtypes or []) if d]
     return bool(names) and all(d in _FP32 for d in names)
-
-
-def _multiple_stride(op: dict[str, Any], multiple: int) -> int | None:
-    """The first operand row stride in bytes that is a multiple of `multiple`, else None.
-
-    Uses recorded strides when the op carries them; otherwise the operand is taken as contiguous
-    (row stride = last dim), which is what an `aten::mm` on a plain weight sees.
-    """
-    shapes, dtypes, strides = op.get("shapes") or [], op.get("dtypes") or [], op.get("strides") or []
-    for i, shape in enumerate(shapes):
-        if not isinstance(shape, (list, tuple)) or len(shape) < 2:
-            continue
-        size = _DTYPE_BYTES.get(str(dtypes[i]).lower() if i < len(dtypes) else "", 0)
-        rec = strides[i] if i < len(strides) and isinstance(strides[i], (list, tuple)) else None
-        elems = max(rec[-2:]) if rec and len(rec) >= 2 else shape[-1]
-        row = int(elems) * size
-        if size and row and row % multiple == 0:
-            return row
-    return None

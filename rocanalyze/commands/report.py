@@ -1,10 +1,73 @@
-"""`rocanalyze report` (being built: see the open issue)."""
+"""`rocanalyze report`: the HTML page, the PR summary or the Perfetto trace of a trace or run folder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import typer
+
+from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
+from rocanalyze.reports import RUN_FILES, format_for, write_report, write_run_reports
+from rocanalyze.traces.schema import EventTable
+
+ANALYSIS_FILE = "analysis.json"
 
 
-def command() -> None:
-    """Not yet available in this build."""
-    raise UserError("'report' is not available in this build yet")
+def command(
+    path: Path = typer.Argument(..., help="Trace file, run folder, or a run folder's analysis.json."),
+    output: Path | None = typer.Option(None, "-o", "--output",
+                                       help="File to write (.html, .md, .pftrace, .txt). Default: the three "
+                                            "run reports into the run folder, or <trace>.html here."),
+    fmt: str | None = typer.Option(None, "--format", help="html, md, pftrace or txt (default: from -o)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing report files."),
+    steps: str | None = typer.Option(None, "--steps", help="Analyze steps A:B only."),
+    rank: int | None = typer.Option(None, "--rank", help="Analyze this rank of a multi-rank trace."),
+    gpu: str | None = typer.Option(None, "--gpu", help="GPU to assume (e.g. MI300X, H100) for the roofs."),
+) -> None:
+    """Write the report of a trace or run folder: HTML page, Markdown summary or Perfetto trace.
+
+    \b
+    Examples:
+      rocanalyze report examples/traces/train_step.json.gz -o report.html
+      rocanalyze report RUN -o summary.md          # the PR summary of a profiled run
+      rocanalyze report RUN                         # report.html, summary.md, trace.pftrace into RUN
+    """
+    if output is None and path.is_dir() and fmt is None:
+        analysis, table = load_analysis(path, need_table=True, steps=steps, rank=rank, gpu=gpu)
+        written = write_run_reports(analysis, table, path, force=force)
+    else:
+        target = output if output is not None else Path(_stem(path) + ".html")
+        name = format_for(target, fmt)
+        if target.exists() and not force:  # cheap check before the analysis
+            raise UserError("already exists: pass --force to overwrite it", target)
+        analysis, table = load_analysis(path, need_table=name == "pftrace", steps=steps, rank=rank, gpu=gpu)
+        written = [write_report(analysis, table, target, name, force=force)]
+    for p in written:
+        typer.echo(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
+    typer.echo(f"next: open {written[0]} in a browser, or compare two runs: rocanalyze compare BASE NEW")
+
+
+def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = None, rank: int | None = None,
+                  gpu: str | None = None) -> tuple[Analysis, EventTable | None]:
+    """The Analysis of `path` (re-read from analysis.json when it is there and nothing changes it)."""
+    if not path.exists():
+        raise UserError("no such file or folder", path)
+    saved = path if path.name == ANALYSIS_FILE else path / ANALYSIS_FILE
+    if saved.is_file() and not need_table and steps is None and rank is None and gpu is None:
+        return Analysis.from_json(saved.read_text(encoding="utf-8")), None
+    if path.name == ANALYSIS_FILE:
+        raise UserError("an analysis.json holds no event table: pass the run folder or trace instead", path)
+    from rocanalyze.analysis.build import analyze_with_table
+
+    return analyze_with_table(path, steps=steps, rank=rank, gpu=gpu)
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".json", ".csv", ".db"):
+        name = name.removesuffix(suffix)
+    return name or "report"
+
+
+__all__ = ["command", "load_analysis", "RUN_FILES"]

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +13,7 @@ from typing import TYPE_CHECKING
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
 from rocanalyze.reports import html, markdown, perfetto, terminal
+from rocanalyze.runfolder import write_atomic
 
 if TYPE_CHECKING:
     from rocanalyze.traces.schema import EventTable
@@ -61,7 +60,7 @@ def write_report(analysis: Analysis, table: EventTable | None, path: str | Path,
         raise UserError("already exists: pass --force to overwrite it", path)
     if not path.parent.is_dir():
         raise UserError("the output folder does not exist", path.parent)
-    _write_atomic(path, render(analysis, name, table))
+    write_atomic(path, render(analysis, name, table))
     return path
 
 
@@ -76,18 +75,5 @@ def write_run_reports(analysis: Analysis, table: EventTable | None, folder: str 
         raise UserError(f"already exists: {', '.join(existing)}; pass --force to overwrite")
     rendered = [(p, render(analysis, fmt, table)) for fmt, p in targets]
     for p, content in rendered:
-        _write_atomic(p, content)
+        write_atomic(p, content)
     return [p for p, _ in rendered]
-
-
-def _write_atomic(path: Path, content: str | bytes) -> None:
-    """Write to a temporary file beside `path`, then rename it into place."""
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
