@@ -100,7 +100,7 @@ def regression(result: dict[str, Any], pct: float) -> dict[str, Any] | None:
 def summary(result: dict[str, Any]) -> str:
     """One or two sentences naming the change (or saying there is none beyond noise)."""
     step = result["step"]
-    head = (f"step time {_ms(step["base"]["mean"])} → {_ms(step['new']['mean'])} "
+    head = (f"step time {_ms(step['base']['mean'])} → {_ms(step['new']['mean'])} "
             f"({_signed(step['delta_pct'])}, {step['verdict']})")
     moved = [r for r in result["categories"] if r["significant"]][:3]
     if not step["significant"] and not moved:
