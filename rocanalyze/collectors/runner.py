@@ -63,10 +63,14 @@ def validate_target(target: Target) -> None:
             raise UserError(f"the script does not parse: {err.msg} (line {err.lineno})",
                             target.name) from None
     elif target.kind == "module":
+        saved = list(sys.path)
+        sys.path.insert(0, os.getcwd())    # where `python -m` looks first
         try:
             spec = importlib.util.find_spec(target.name)
         except (ImportError, ValueError) as err:
             raise UserError(f"cannot find module {target.name!r}: {err}") from None
+        finally:
+            sys.path[:] = saved
         if spec is None:
             raise UserError(f"no module named {target.name!r} (as `python -m {target.name}` would say)")
 

@@ -15,8 +15,8 @@ from rocanalyze.errors import ScriptExit, UserError
 
 def command(
     target: list[str] = typer.Argument(None, metavar="SCRIPT [ARGS]...",
-                                       help="The script and its arguments (or, after -m, the arguments)."),
-    module: str = typer.Option(None, "-m", metavar="MODULE", help="Run a module, as `python -m MODULE`."),
+                                       help="The script (or, with -m, the module) and its arguments."),
+    module: bool = typer.Option(False, "-m", help="SCRIPT is a module: run it as `python -m MODULE ARGS`."),
     output: Path = typer.Option(None, "-o", "--output", help="Run folder to create (must not exist). "
                                 "Default: ./rocanalyze-<script>-<time>."),
     collector: str = typer.Option("torch", "--collector", help="torch | rocprof | both."),
@@ -58,15 +58,20 @@ def command(
         raise UserError(f"the run folder was written but not analyzed: {done.error}")
 
 
-def _target(module: str | None, args: list[str], collector: str) -> Target:
-    """Script, module or (rocprof only) program, from -m and the positional arguments."""
-    if module:
-        return Target("module", module, args)
+def _target(module: bool, args: list[str], collector: str) -> Target:
+    """Script, module or (rocprof only) program, from -m and the positional arguments.
+
+    -m is a flag, not an option with a value, so that everything after the module name belongs to
+    the module, as with `python -m`: `rocanalyze profile -m pkg.train --steps 6` passes --steps on.
+    """
     if not args:
         raise UserError("nothing to profile: give a script (rocanalyze profile train.py) or -m MODULE")
     name, rest = args[0], args[1:]
-    if collector == "rocprof" and not _is_python(Path(name)):
-        return Target("program", name, rest)
+    if module:
+        return Target("module", name, rest)
+    path = Path(name)
+    if not _is_python(path) and (collector == "rocprof" or path.is_file()):
+        return Target("program", name, rest)   # only rocprof runs programs; session.check says so
     return Target("script", name, rest)
 
 

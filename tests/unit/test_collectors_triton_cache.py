@@ -55,16 +55,34 @@ def test_finds_the_newest_entry_by_name_and_copies_only_artifacts(tmp_path: Path
 
 
 @pytest.mark.realdata
-def test_occupancy_json_records_the_kernel_facts(tmp_path: Path) -> None:
+def test_occupancy_json_for_a_real_amd_triton_kernel(tmp_path: Path) -> None:
     [kernel] = triton_cache.find_in_cache({GEMM}, _cache_with_real_entry(tmp_path))
-    folders = triton_cache.copy_artifacts([kernel], tmp_path / "triton")
+    run = tmp_path / "run"
+    folders = triton_cache.copy_artifacts([kernel], run / "triton")
     record = kernel_record(kernel, folders[kernel.hash])
     assert {k: record[k] for k in ("kernel", "backend", "arch", "num_warps", "warp_size", "shared_bytes",
                                    "folder")} == {
         "kernel": GEMM, "backend": "hip", "arch": "gfx950", "num_warps": 4, "warp_size": 64,
         "shared_bytes": 156672, "folder": f"triton/{GEMM}-4111fc65100e"}
-    path = write_occupancy(tmp_path, [kernel], folders)
-    assert json.loads(path.read_text())[0]["kernel"] == GEMM
+    [entry] = json.loads(write_occupancy(run, [kernel], folders).read_text())
+    # .amdhsa_next_free_vgpr 292 with accum_offset 140: 140 arch VGPRs + 152 AGPRs, 1 wave per SIMD
+    assert {k: entry[k] for k in ("kernel", "arch", "vgpr", "agpr", "lds_bytes", "waves_per_simd", "limiter",
+                                  "workgroup_size")} == {
+        "kernel": GEMM, "arch": "gfx950", "vgpr": 140, "agpr": 152, "lds_bytes": 156672,
+        "waves_per_simd": 1.0, "limiter": "vgpr", "workgroup_size": 256}
+    assert entry["source"] == f"{GEMM}-4111fc65100e/{GEMM}.amdgcn" and "error" not in entry
+    assert entry["triton"]["hash"] == kernel.hash
+
+
+def test_occupancy_error_is_one_line(tmp_path: Path) -> None:
+    kernel = triton_cache.TritonKernel("k", "abc", {}, metadata={"name": "k", "num_warps": 4, "shared": 0,
+                                                                "target": {"backend": "hip", "arch": "gfx942",
+                                                                           "warp_size": 64}})
+    (tmp_path / "triton" / "k-abc").mkdir(parents=True)
+    (tmp_path / "triton" / "k-abc" / "k.json").write_text(json.dumps(kernel.metadata))
+    [entry] = json.loads(write_occupancy(tmp_path, [kernel], {"abc": "k-abc"}).read_text())
+    assert entry["error"].endswith("Triton metadata JSON without its .amdgcn or .hsaco beside it "
+                                   "(registers unknown)")
 
 
 @pytest.mark.realdata
@@ -79,7 +97,8 @@ def test_kernel_names_from_a_real_compiled_trace() -> None:
 
 @pytest.mark.realdata
 def test_kernel_names_from_rocprofv3_csv() -> None:
-    names = triton_cache.kernel_names_in_csv(realdata_path("rocprofv3", "rocprofiler_sdk_docs", "kernel_trace.v2025.csv"))
+    csv = realdata_path("rocprofv3", "rocprofiler_sdk_docs", "kernel_trace.v2025.csv")
+    names = triton_cache.kernel_names_in_csv(csv)
     assert "divide_kernel(float*, float const*, float const*, int, int)" in names
     assert "void addition_kernel<float>(float*, float const*, float const*, int, int)" in names
 

@@ -1,0 +1,162 @@
+"""`rocanalyze profile` through the real CLI boundary on CPU-only torch: success, crash, exit codes, Ctrl-C."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rocanalyze.cli import main
+
+pytest.importorskip("torch")
+
+TRAIN = textwrap.dedent("""
+    import argparse, os, signal, sys
+    import torch
+    import rocanalyze
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--end", default="ok")
+    args = p.parse_args()
+    model = torch.nn.Linear(32, 32)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(8, 32)
+    for i in range(args.steps):
+        model(x).square().mean().backward()
+        opt.step()
+        opt.zero_grad()
+        if i == 1 and args.end == "crash":
+            raise RuntimeError("CUDA out of memory (simulated)")
+        if i == 1 and args.end == "ctrl-c":
+            os.kill(os.getpid(), signal.SIGINT)
+    if args.end == "exit3":
+        sys.exit(3)
+    print("trained", args.steps)
+""")
+
+
+@pytest.fixture()
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text(TRAIN)
+    return path
+
+
+def _run_json(run: Path) -> dict:
+    return json.loads((run / "run.json").read_text())
+
+
+def _trace_names(run: Path) -> set[str]:
+    return {e.get("name", "") for e in json.loads(gzip.decompress((run / "trace.json.gz").read_bytes()))["traceEvents"]}
+
+
+def test_cpu_only_run_completes_with_zero_gpu_activity(tmp_path: Path, script: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "--no-report", "-o", str(run), str(script), "--steps", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "trained 4" in out
+    assert f"rocanalyze: the script completed; run folder {run}\n" in out
+    assert ("rocanalyze: no GPU visible to torch (CPU-only build or no device): the trace holds no GPU activity"
+            in out)
+    assert out.rstrip().endswith(f"next: rocanalyze analyze {run}")
+    info = _run_json(run)
+    assert info["command"] == ["python", str(script), "--steps", "4"]
+    assert (info["exit_code"], info["failed"], info["partial"], info["status"]) == (0, False, False, "completed")
+    assert info["torch"] == {"gpu_activity": False, "step_source": "optimizer", "steps": 4,
+                             "trace": "trace.json.gz"}
+    assert sorted(p.name for p in run.iterdir()) == ["env.json", "run.json", "trace.json.gz"]
+    assert {f"ProfilerStep#{i}" for i in range(4)} <= _trace_names(run)
+    assert json.loads((run / "env.json").read_text())["torch"]["gpus"] == []
+
+
+def test_crash_keeps_the_trace_and_returns_1(tmp_path: Path, script: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "--no-report", "-o", str(run), str(script), "--steps", "5", "--end", "crash"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f'Traceback (most recent call last):\n  File "{script}", line 17, in <module>\n')
+    assert err.endswith("RuntimeError: CUDA out of memory (simulated)\n")
+    info = _run_json(run)
+    assert (info["exit_code"], info["failed"], info["partial"], info["status"]) == (1, True, True, "failed")
+    assert info["error"] == "RuntimeError: CUDA out of memory (simulated)"
+    assert {"ProfilerStep#0", "ProfilerStep#1"} <= _trace_names(run)      # the trace up to the crash
+
+
+def test_sys_exit_code_is_returned(tmp_path: Path, script: Path) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "--no-report", "-o", str(run), str(script), "--end", "exit3"]) == 3
+    info = _run_json(run)
+    assert (info["exit_code"], info["failed"], info["partial"]) == (3, True, False)
+
+
+def test_ctrl_c_saves_the_trace_and_returns_130(tmp_path: Path, script: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "--no-report", "-o", str(run), str(script), "--steps", "5", "--end", "ctrl-c"]) == 130
+    assert capsys.readouterr().err.endswith("KeyboardInterrupt\n")
+    info = _run_json(run)
+    assert (info["exit_code"], info["interrupted"], info["partial"]) == (130, True, True)
+    assert (run / "trace.json.gz").is_file()
+
+
+def test_existing_output_folder_is_never_overwritten(tmp_path: Path, script: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "analysis.json").write_text("{}")
+    assert main(["profile", "-o", str(run), str(script)]) == 2
+    assert capsys.readouterr().err == (f"rocanalyze: error: {run}: output folder already exists; "
+                                       "choose another -o or remove it\n")
+    assert [p.name for p in run.iterdir()] == ["analysis.json"]
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    ([], "nothing to profile: give a script (rocanalyze profile train.py) or -m MODULE"),
+    (["--steps", "2,x", "t.py"], "--steps '2,x': expected ACTIVE or WAIT,WARMUP,ACTIVE (non-negative integers, "
+                                 "ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5"),
+    (["--collector", "nsys", "SCRIPT"], "--collector 'nsys': expected one of torch, rocprof, both"),
+    (["missing.py"], "missing.py: script not found"),
+    (["--", "./app"], "'./app' is not a Python script; a program after `--` needs --collector rocprof"),
+])
+def test_user_errors_are_one_line(tmp_path: Path, script: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch, args: list[str], line: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").write_text("#!/bin/sh\nexit 0\n")
+    args = [str(script) if a == "SCRIPT" else a for a in args]
+    assert main(["profile", *args]) == 2
+    assert capsys.readouterr().err == f"rocanalyze: error: {line}\n"
+    assert not any(p.name.startswith("rocanalyze-") for p in tmp_path.iterdir())
+
+
+def test_module_with_schedule_and_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(TRAIN)
+    monkeypatch.chdir(tmp_path)
+    assert main(["profile", "--no-report", "--steps", "1,1,2", "--memory", "-m", "pkg.train", "--steps", "6"]) == 0
+    [run] = [p for p in tmp_path.iterdir() if p.name.startswith("rocanalyze-pkg.train-")]
+    info = _run_json(run)
+    assert info["command"] == ["python", "-m", "pkg.train", "--steps", "6"]
+    assert info["torch"]["schedule"] == {"wait": 1, "warmup": 1, "active": 2}
+    assert info["torch"]["memory"] == "memory.json"
+    assert json.loads((run / "memory.json").read_text())["note"] == "no GPU: device memory not recorded"
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#2", "ProfilerStep#3"}
+
+
+def test_torch_missing_is_one_line(tmp_path: Path, script: Path) -> None:
+    shim = tmp_path / "shim" / "torch"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text('raise ImportError("No module named \'torch\'")\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim.parent), str(Path(__file__).parents[2])])}
+    proc = subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(tmp_path / "run"), str(script)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == ("rocanalyze: error: PyTorch is not importable (No module named 'torch'); install the "
+                           "ROCm or CUDA build of torch for your GPU, or use --collector rocprof\n")
+    assert not (tmp_path / "run").exists()
