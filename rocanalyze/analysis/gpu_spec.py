@@ -170,6 +170,11 @@ def _narrow(dev: DeviceInfo, cands: list[dict[str, Any]]) -> tuple[list[dict[str
                 if c.get("memory_gib") and abs(gib - c["memory_gib"]) / c["memory_gib"] < 0.08]
         if near:
             cands, used = near, used + [f"{gib:.0f} GiB memory"]
+    if len(cands) > 1 and dev.clock_khz:
+        mhz = dev.clock_khz / 1e3
+        near = [c for c in cands if c.get("clock_mhz") and abs(mhz - c["clock_mhz"]) / c["clock_mhz"] < 0.03]
+        if near:
+            cands, used = near, used + [f"{mhz:.0f} MHz max clock"]
     if len(cands) > 1 and dev.wave_size:
         same = [c for c in cands if c.get("wave_size") == dev.wave_size]
         if same:
@@ -181,7 +186,8 @@ def _describe(dev: DeviceInfo) -> str:
     facts = [f"name {dev.name!r}" if dev.name else "", f"arch {dev.arch}" if dev.arch else "",
              f"compute capability {dev.compute_major}.{dev.compute_minor}" if dev.compute_major is not None
              else "", f"{dev.compute_units} CUs" if dev.compute_units else "",
-             f"wave size {dev.wave_size}" if dev.wave_size else ""]
+             f"wave size {dev.wave_size}" if dev.wave_size else "",
+             f"{dev.clock_khz / 1e3:.0f} MHz" if dev.clock_khz else ""]
     return ", ".join(f for f in facts if f) or "nothing"
 
 
