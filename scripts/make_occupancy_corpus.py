@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import os
 import shutil
@@ -144,8 +145,26 @@ def attn_fwd_kernel(q, k, v, o, sm_scale, stride_s, N_CTX,
     tl.store(o + off_h + rm[:, None] * stride_s + rd[None, :], (acc / l_i[:, None]).to(o.dtype.element_ty))
 
 
+def _sgpr_kernel(n_args: int):
+    """A kernel whose scalar arguments stay live in SGPRs: SGPR-limited, few VGPRs (tells the SGPR models
+    apart: LLVM's pre-2026 table and PR #201342 disagree between 65 and 100 SGPRs)."""
+    names = [f"a{i}" for i in range(n_args)]
+    terms = " + ".join(f"{n} * (pid + {i})" for i, n in enumerate(names))
+    source = (f"import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              f"def sgpr_kernel(out, {', '.join(names)}, BLOCK: tl.constexpr):\n"
+              f"    pid = tl.program_id(0)\n    total = {terms}\n"
+              f"    offs = pid * BLOCK + tl.arange(0, BLOCK)\n    tl.store(out + offs, total + offs)\n")
+    folder = Path(tempfile.mkdtemp())
+    (folder / f"sgpr_kernel_{n_args}.py").write_text(source)
+    spec = importlib.util.spec_from_file_location(f"sgpr_kernel_{n_args}", folder / f"sgpr_kernel_{n_args}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    signature = {"out": "*i32", **{n: "i32" for n in names}, "BLOCK": "constexpr"}
+    return module.sgpr_kernel, signature
+
+
 def _sig(names: str, types: str) -> dict[str, str]:
-    return dict(zip(names.split(), types.split()))
+    return dict(zip(names.split(), types.split(), strict=True))
 
 
 POINTWISE = _sig("x y out n BLOCK", "*fp16 *fp16 *fp16 i32 constexpr")
@@ -192,6 +211,10 @@ CASES = [
     ("attn_fwd_64x32_d64_w4_wpe2", attn_fwd_kernel, ATTN, {"BLOCK_M": 64, "BLOCK_N": 32, "HEAD_DIM": 64},
      {"num_warps": 4, "num_stages": 1, "waves_per_eu": 2}),
 ]
+for _n in (50, 70, 90):
+    _fn, _signature = _sgpr_kernel(_n)
+    CASES.append((f"sgpr_args{_n}_w4", _fn, _signature, {"BLOCK": 256}, {"num_warps": 4}))
+
 KEEP_TTGIR = {"transpose_64x64_w4", "matmul_128x128x64_w8_s2", "attn_fwd_128x64_d64_w4"}
 WHOLE = ("gfx942", "matmul_128x128x64_w4_s2_wpe2")  # kept as .hsaco and as a Triton cache dir
 

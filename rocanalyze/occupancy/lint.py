@@ -59,7 +59,7 @@ def lint_isa(text: str, scratch_bytes: int = 0, vgpr_spill: int = 0, sgpr_spill:
                     "message": f"{sum(matrix.values())} matrix instructions by shape; 32x32 MFMAs do more work "
                                "per instruction, 16x16 ones need fewer registers"})
     scratch_ops = len(_SCRATCH.findall(text))
-    if scratch_bytes or scratch_ops or vgpr_spill or sgpr_spill:
+    if scratch_bytes or vgpr_spill:
         out.append({"id": "scratch", "severity": "warn",
                     "counts": {"scratch_bytes": scratch_bytes, "vgpr_spill": vgpr_spill,
                                "sgpr_spill": sgpr_spill, "scratch_instructions": scratch_ops},
