@@ -183,3 +183,12 @@ class EventTable:
             annotations=empty(ANNOTATION_COLUMNS) if annotations is None else annotations,
             aggregates=empty(AGGREGATE_COLUMNS) if aggregates is None else aggregates,
             devices=devices or [], source_format=source_format, paths=paths, **kw)
+
+
+# --- appended by the trace readers (columns only added, never renamed or removed) ---
+# wave size per dispatch (rocprof records it; RDNA kernels may run wave32) and the profiler's own
+# dispatch id (rocprof/rocprofv3), which per-dispatch counters (EventTable.metadata["counters"]) key on.
+GPU_COLUMNS = GPU_COLUMNS + (
+    Column("wave_size", "int32", -1, "lanes", "wavefront size of the dispatch when the profiler recorded it"),
+    Column("dispatch_id", "int64", -1, doc="profiler's dispatch id (rocprof, rocprofv3); -1 unknown"),
+)

@@ -1,0 +1,178 @@
+"""Streaming the event array of a large JSON trace in decoded batches, without holding the file.
+
+The array (`traceEvents` of a Chrome/Kineto trace, or a top-level array) is cut into blocks of
+whole elements. A cut is guessed cheaply: the last `}` `,` `{` in the block (bytes.rfind speed).
+The guess is proven by decoding `[` + block + `]`: a cut inside a string or a nested object
+leaves the text unterminated, which the decoder rejects; then the exact cut is found with a numpy
+pass over the block (quote parity with escapes, brace depth). Everything outside the array is
+kept (`rest`: the document with the array emptied) for the trace-level metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+import numpy as np
+
+from rocanalyze.errors import UserError
+
+BLOCK = 16 << 20          # bytes read per step: big enough for numpy/msgspec, small next to 1.5 GB
+_WINDOW = 1 << 20         # where the cheap cut is looked for, from the block's end
+_CUT = re.compile(rb"\}\s*,\s*\{")
+_FIRST = re.compile(rb"[^\s,]")
+
+
+def _unescaped_quotes(a: np.ndarray) -> np.ndarray:
+    """Positions of `"` that delimit strings (a quote after an odd run of backslashes is content)."""
+    q = np.flatnonzero(a == 34)
+    if not len(q):
+        return q
+    suspects = q[(q > 0) & (a[np.maximum(q - 1, 0)] == 92)]
+    escaped = []
+    for pos in suspects.tolist():
+        run = 1
+        while pos - run - 1 >= 0 and a[pos - run - 1] == 92:
+            run += 1
+        if run % 2:
+            escaped.append(pos)
+    return np.setdiff1d(q, np.asarray(escaped, dtype=q.dtype), assume_unique=True) if escaped else q
+
+
+def structure(buf: bytes | bytearray | memoryview, depth0: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Brackets outside strings: (positions, bytes, depth after each), from depth0, not in a string."""
+    a = np.frombuffer(buf, np.uint8)
+    q = _unescaped_quotes(a)
+    s = np.flatnonzero((a == 123) | (a == 125) | (a == 91) | (a == 93))
+    s = s[(np.searchsorted(q, s) & 1) == 0]
+    c = a[s]
+    depth = depth0 + np.cumsum(np.where((c == 123) | (c == 91), 1, -1))
+    return s, c, depth
+
+
+def _array_start(data: bytearray, key: bytes) -> int | None:
+    """Index just after the `[` opening the events array, or None when not (yet) in `data`."""
+    first = data.lstrip()[:1]
+    if first == b"[":
+        return data.index(b"[") + 1
+    if first != b"{":
+        raise ValueError("not a JSON object or array")
+    pos, chars, depth = structure(data)
+    opens = pos[(chars == 91) & (depth == 2)]
+    pattern = re.compile(rb'"' + re.escape(key) + rb'"\s*:\s*$')
+    for p in opens.tolist():
+        if pattern.search(data, max(0, p - len(key) - 64), p):
+            return p + 1
+    return None
+
+
+class EventArray:
+    """Iterate decoded batches of the events array; afterwards `rest` holds the other keys' JSON."""
+
+    def __init__(self, stream: BinaryIO, path: Path, decode: Callable[[bytes], list[Any]],
+                 key: bytes = b"traceEvents", block: int = BLOCK) -> None:
+        self.stream, self.path, self.decode, self.key, self.block = stream, path, decode, key, block
+        self.rest = b""
+        self.found = False
+
+    def _fail(self, what: str, offset: int) -> UserError:
+        return UserError(f"{what} near byte {offset}: not a complete JSON trace; re-capture or re-copy it",
+                         self.path)
+
+    def _decode(self, data: bytearray, cut: int, skip: int) -> list[Any]:
+        """Decode the elements in data[skip:cut] in place: `[` and `]` written around them (no copy)."""
+        first = _FIRST.search(data, skip, cut)
+        if first is None:
+            return []
+        lo = first.start() - 1  # data[0] is the array's `[` or a separator: lo >= 0
+        saved = data[lo], (data[cut] if cut < len(data) else None)
+        data[lo] = 91
+        if saved[1] is None:
+            data.append(93)
+        else:
+            data[cut] = 93
+        try:
+            with memoryview(data) as view:
+                return self.decode(view[lo:cut + 1])
+        finally:
+            data[lo] = saved[0]
+            if saved[1] is not None:
+                data[cut] = saved[1]
+
+    def _decode_or_fail(self, data: bytearray, cut: int, skip: int, offset: int) -> list[Any]:
+        try:
+            return self._decode(data, cut, skip)
+        except msgspec.DecodeError as exc:
+            raise self._fail(f"corrupt JSON ({exc})", offset) from None
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        data = bytearray()
+        start = None
+        while start is None:
+            chunk = self.stream.read(self.block)
+            data += chunk
+            try:
+                start = _array_start(data, self.key)
+            except ValueError:
+                raise UserError("not JSON (expected an object or an array)", self.path) from None
+            if start is None and not chunk:
+                self.rest = bytes(data)
+                return
+        self.found = True
+        # data[0] is the array's `[` (skipped), later the byte after the last cut: every block has
+        # a byte before its first element, where `[` is written for decoding
+        prefix, data = bytes(data[:start]), bytearray(data[start - 1:])
+        offset, skip = start - 1, 1
+        while True:
+            chunk = self.stream.read(self.block)
+            if not chunk:
+                break
+            data += chunk
+            cut = self._guess(data)
+            if cut is None:
+                continue
+            try:
+                batch = self._decode(data, cut, skip)
+            except msgspec.DecodeError:
+                cut = self._exact_cut(data, skip)
+                if cut is None:
+                    continue
+                batch = self._decode_or_fail(data, cut, skip, offset)
+            # a new buffer for the rest: decoded Raw values may still point into the old one
+            data, offset, skip = bytearray(data[cut:]), offset + cut, 0
+            yield batch
+            del batch
+        pos, chars, depth = structure(memoryview(data)[skip:])
+        closes = np.flatnonzero((chars == 93) & (depth == -1))
+        if not len(closes):
+            raise self._fail("truncated JSON (the event array never closes)", offset + len(data))
+        close = int(pos[closes[0]]) + skip
+        yield self._decode_or_fail(data, close, skip, offset)
+        self.rest = prefix + bytes(data[close:])
+
+    @staticmethod
+    def _guess(data: bytearray) -> int | None:
+        """Position just after the last `}` that precedes `, {` (probably an element's end)."""
+        lo = max(0, len(data) - _WINDOW)
+        while True:
+            last = None
+            for last in _CUT.finditer(data, lo):
+                pass
+            if last is not None:
+                return last.start() + 1
+            if lo == 0:
+                return None
+            lo = 0
+
+    def _exact_cut(self, data: bytearray, skip: int) -> int | None:
+        """Position of the byte after the last complete element (numpy pass over the block)."""
+        pos, chars, depth = structure(memoryview(data)[skip:])
+        pos = pos + skip
+        bad = np.flatnonzero(depth < 0)
+        if len(bad):  # the array closes inside this block: cut before it, the end handles the rest
+            pos, chars, depth = pos[: bad[0]], chars[: bad[0]], depth[: bad[0]]
+        ends = np.flatnonzero((chars == 125) & (depth == 0))
+        return int(pos[ends[-1]]) + 1 if len(ends) else None
