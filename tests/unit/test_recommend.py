@@ -18,12 +18,12 @@ from rocanalyze.analysis.result import Analysis, RunInfo
 from tests.conftest import data_path, realdata_path
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def h100(name: str) -> Analysis:
     return analyze(data_path("torch_profiler", "h100_captures", f"{name}.json.gz"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mi300x(name: str) -> Analysis:
     return analyze(realdata_path("torch_traces", "tracelens", f"{name}.json.gz"))
 

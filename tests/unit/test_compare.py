@@ -1,0 +1,71 @@
+"""compare on real captures: a rerun is within noise, torch.compile is a named, significant change."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from rocanalyze.analysis import compare as cmp
+from rocanalyze.analysis.build import analyze
+from rocanalyze.analysis.result import Analysis
+from rocanalyze.reports.comparison import render_markdown
+from tests.conftest import data_path, realdata_path
+
+
+@functools.cache
+def h100(name: str) -> Analysis:
+    return analyze(data_path("torch_profiler", "h100_captures", f"{name}.json.gz"))
+
+
+def test_rerun_of_the_same_workload_is_within_noise() -> None:
+    r = cmp.compare(h100("launch_bound"), h100("launch_bound_rerun"))
+    assert r["step"]["verdict"] == "within noise"
+    assert r["step"]["base"]["n"] == r["step"]["new"]["n"] == 3
+    assert r["step"]["delta_pct"] == pytest.approx(-2.82, abs=0.05)
+    assert not any(row["significant"] for row in r["categories"])
+    assert r["summary"].endswith("no change beyond noise.")
+    assert cmp.regression(r, 1.0) is None
+
+
+def test_compiled_version_is_named_as_the_change() -> None:
+    r = cmp.compare(h100("launch_bound"), h100("compiled"))
+    assert r["step"]["significant"] and r["step"]["delta_pct"] == pytest.approx(-30.6, abs=0.1)
+    cats = {row["name"]: row for row in r["categories"]}
+    assert cats["elementwise"]["significant"] and cats["elementwise"]["delta_pct"] < -50
+    assert any(n.startswith("triton_") for n in r["only_new"])
+    assert "elementwise -58.3%" in r["summary"]
+    md = render_markdown(r)
+    assert "| step time | 22.622 ms ± 537.6 µs (n=3) | 15.699 ms ± 426.7 µs (n=3) | -30.6% | **significant** |" in md
+    assert "`triton_poi_fused_addmm_gelu_1`" in md
+
+
+def test_regression_threshold() -> None:
+    r = cmp.compare(h100("compiled"), h100("launch_bound"))  # the other way round: 44% slower
+    assert cmp.regression(r, 5.0)["delta_pct"] == pytest.approx(44.1, abs=0.1)
+    assert cmp.regression(r, 50.0) is None
+
+
+def test_welch_against_scipy_free_reference() -> None:
+    t, df = cmp.welch([10.0, 11.0, 12.0], [20.0, 21.0, 23.0])
+    # scipy.stats.ttest_ind([20, 21, 23], [10, 11, 12], equal_var=False): t = 9.80306, df = 3.44828
+    assert t == pytest.approx(9.80306, abs=1e-4) and df == pytest.approx(3.44828, abs=1e-4)
+    assert cmp.t_critical(df) == 3.182 and cmp.t_critical(100) == 1.96
+    assert cmp.welch([1.0], [2.0, 3.0]) == (None, None)
+
+
+def test_margin_alone_without_steps() -> None:
+    row = cmp.delta_row("x", [100.0], [101.0], 2.0)
+    assert row["verdict"] == "within noise (margin only)"
+    assert cmp.delta_row("x", [100.0], [107.0], 2.0)["verdict"] == "significant (margin only)"
+
+
+def test_cross_vendor_compares_by_category_and_op() -> None:
+    amd = analyze(realdata_path("torch_traces", "tracelens", "mi300x_torch_compile_triton.json.gz"))
+    r = cmp.compare(amd, h100("big_gemm"))
+    assert r["cross_vendor"] and r["detail_kind"] == "op"
+    assert r["only_base"] == [] and r["only_new"] == []
+    names = [row["name"] for row in r["detail"]]
+    assert any(n.startswith("aten::mm [[8192, 8192], [8192, 8192]]") for n in names)  # the H100 side
+    assert any(n.startswith("aten::mm [[32768, 2048], [2048, 8192]") for n in names)  # the MI300X side
+    assert "Different vendors" in render_markdown(r)

@@ -1,0 +1,103 @@
+"""The HTML report: self-contained, capped, data in once, names escaped; rendered from real traces."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+from rocanalyze.analysis.build import analyze
+from rocanalyze.analysis.result import Analysis
+from rocanalyze.reports import html
+from tests.conftest import data_path, realdata_path
+
+EVIL = 'void k<a&b>()</script><script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+@functools.cache
+def h100(name: str) -> Analysis:
+    return analyze(data_path("torch_profiler", "h100_captures", f"{name}.json.gz"))
+
+
+def page_json(page: str) -> dict:
+    m = re.search(r'<script id="rocanalyze-data" type="application/json">(.*?)</script>', page, re.S)
+    assert m, "data block missing"
+    return json.loads(m.group(1))
+
+
+def test_page_is_self_contained_and_capped() -> None:
+    page = html.render(h100("train_step"))
+    assert len(page.encode()) <= 6_500_000
+    ours = page.replace(html._plotly_js(), "")  # plotly.js inlined whole; its own defaults name a CDN
+    assert len(page) - len(ours) > 4_000_000
+    for fetch in ("src=", "<link", "url(", "@import", "fetch(", "XMLHttpRequest"):
+        assert fetch not in ours, fetch  # nothing the page could load from elsewhere
+    assert page.count('id="rocanalyze-data"') == 1
+    for section_id, _ in html.SECTIONS:
+        assert f'<section id="{section_id}">' in page
+
+
+def test_data_is_the_analysis_and_sorted() -> None:
+    a = h100("launch_bound")
+    page = html.render(a)
+    data = page_json(page)
+    assert data["window_us"] == a.window_us
+    assert data["categories_us"] == a.categories_us
+    assert data["kernels"][0]["name"] == a.kernels[0]["name"]
+    raw = re.search(r'type="application/json">(.*?)</script>', page, re.S).group(1)
+    keys = [k for k, _ in json.loads(raw, object_pairs_hook=list)]
+    assert keys == sorted(keys)
+    assert html.render(a) == page  # deterministic
+
+
+def test_headline_and_recommendations_quote_this_run() -> None:
+    a = h100("launch_bound")
+    page = html.render(a)
+    rec = a.recommendations[0]
+    assert rec["id"] == "launch-bound"
+    assert "Level 2: torch.compile and graphs" in page
+    assert f'id="rec-{rec["id"]}"' in page
+    assert "92.6% of the window" in page  # launch-bound share of this capture's window
+    assert "<code>TORCH_LOGS=graph_breaks</code>" in page  # backtick spans shown as code
+
+
+def test_kernel_names_are_escaped() -> None:
+    a = h100("launch_bound")
+    kernels = [dict(k) for k in a.kernels]
+    kernels[0]["name"] = EVIL
+    rec = dict(a.recommendations[0], title=EVIL, evidence=EVIL)
+    page = html.render(a.replace(kernels=kernels, top_kernels=kernels[:25], recommendations=[rec],
+                                 notes=[EVIL]))
+    assert EVIL not in page
+    assert "<img src=x" not in page and '<script>alert("x")' not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # visible text, escaped
+    assert page_json(page)["kernels"][0]["name"] == EVIL  # JSON round-trips the exact name
+
+
+def test_page_data_cap_holds_on_a_huge_analysis() -> None:
+    a = h100("train_step")
+    many = [dict(a.kernels[0], name=f"{i}_" + "k" * 3000, total_us=1e6 - i) for i in range(20_000)]
+    ops = [dict(a.ops[0], shapes=[[i, 4096], [4096, 4096]]) for i in range(50_000)] if a.ops else []
+    big = a.replace(kernels=many, top_kernels=many[:25], ops=ops)
+    data, cut = html.page_data(big)
+    assert len(json.dumps(data, sort_keys=True)) <= html.PAGE_DATA_LIMIT
+    assert "kernels" in cut and "20000" in cut["kernels"]
+    page = html.render(big)
+    assert len(page.encode()) <= 6_500_000
+    assert "To keep this page small" in page
+
+
+def test_no_recommendations_and_no_timeline_still_render() -> None:
+    a = h100("big_gemm").replace(recommendations=[], timeline={}, ops=[], occupancy=[])
+    page = html.render(a)
+    assert "No rule fired on this run" in page
+    assert page_json(page)["timeline"] == {}
+
+
+def test_amd_trace_renders_with_ceilings_of_present_dtypes() -> None:
+    a = analyze(realdata_path("torch_traces", "tracelens", "mi300x_torch_compile_triton.json.gz"))
+    data = page_json(html.render(a))
+    assert a.device["arch"] == "gfx942"
+    assert data["ceilings"]["memory_bw_gbps"] == a.device["memory_bw_gbps"]
+    assert any(k.startswith("bf16") for k in data["ceilings"]["peaks_tflops"])
+    assert not any(k.startswith("fp8") for k in data["ceilings"]["peaks_tflops"])

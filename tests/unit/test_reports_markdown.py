@@ -1,0 +1,54 @@
+"""summary.md and the terminal report, from real traces."""
+
+from __future__ import annotations
+
+import functools
+
+from rocanalyze.analysis.build import analyze
+from rocanalyze.analysis.result import Analysis
+from rocanalyze.reports import markdown, terminal
+from tests.conftest import data_path, realdata_path
+
+
+@functools.cache
+def h100(name: str) -> Analysis:
+    return analyze(data_path("torch_profiler", "h100_captures", f"{name}.json.gz"))
+
+
+def test_summary_has_headline_tables_recommendations_and_env_line() -> None:
+    a = h100("launch_bound")
+    md = markdown.render(a)
+    assert len(md.encode()) < 60_000
+    assert md.startswith("## rocanalyze: launch_bound.json.gz")
+    assert "**GPU busy** " in md and "NVIDIA H100" in md
+    assert "| category | time | share of window |" in md
+    assert "| idle: launch_bound | 62.84 ms | 92.6% |" in md  # this capture's launch-bound idle
+    assert "### Top 15 kernels" in md or "### Top" in md
+    assert "1. **The GPU waits on kernel launches for 92.6% of the window**" in md
+    assert md.rstrip().endswith("</sub>") and "no env.json" in md
+
+
+def test_summary_escapes_names_and_stays_under_60kb() -> None:
+    a = h100("train_step")
+    evil = "k<b>|x`y" + "z" * 5000
+    kernels = [dict(k, name=f"{evil}{i}") for i, k in enumerate(a.kernels)]
+    md = markdown.render(a.replace(top_kernels=kernels[:25], notes=[evil]))
+    assert len(md.encode()) < 60_000
+    # names stay inside code spans (literal text in GFM): pipe escaped, backtick neutralised
+    assert "| `k<b>\\|x'y" in md and "`k<b>|" not in md
+
+
+def test_environment_line_from_env_json() -> None:
+    env = {"torch": {"version": "2.11.0+cu130", "cuda": "13.0"}, "triton": "3.6.0", "python": "3.12.3",
+           "variables": {"PYTORCH_TUNABLEOP_ENABLED": "1"}}
+    a = h100("big_gemm")
+    md = markdown.render(a.replace(run=a.run.__class__(source=a.run.source, env=env)))
+    assert "torch 2.11.0+cu130 · CUDA 13.0 · Triton 3.6.0 · Python 3.12.3 · PYTORCH_TUNABLEOP_ENABLED=1" in md
+
+
+def test_terminal_report_amd() -> None:
+    a = analyze(realdata_path("torch_traces", "tracelens", "mi300x_resnet_act_checkpoint_train.json.gz"))
+    out = terminal.render(a, width=120)
+    assert "AMD Instinct MI300X" in out and "GPU time by category" in out
+    assert "Communication not hidden under compute" in out
+    assert "\x1b[" not in out
