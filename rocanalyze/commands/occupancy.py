@@ -57,7 +57,7 @@ def command(
                 results.append(analyze_kernel(kernel, arch=arch, vgpr=vgpr, agpr=agpr, sgpr=sgpr, lds_bytes=lds,
                                               workgroup_size=size, wave_size=wave, waves_per_eu=waves_per_eu))
             except UserError as err:
-                errors.append(f"{kernel.source}: {kernel.name}: {err}")
+                errors.append(str(err))
     else:
         if arch is None or vgpr is None or size is None:
             raise UserError("give kernel files, or --arch, --vgpr and --num-warps/--block-size for a what-if")
@@ -70,7 +70,7 @@ def command(
         sys.stdout.write(render_markdown(results))
     elif results:
         render_table(results, Console(width=200))
-    for line in errors:
+    for line in errors[:-1]:
         print(f"rocanalyze: error: {line}", file=sys.stderr)
-    if errors:
-        raise typer.Exit(2)
+    if errors:  # the last one goes through the CLI boundary: exit 2, after the good files were reported
+        raise UserError(errors[-1])

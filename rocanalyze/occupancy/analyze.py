@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from rocanalyze.errors import UserError
 from rocanalyze.occupancy.arches import get_arch
 from rocanalyze.occupancy.compute import Occupancy, compute_occupancy
 from rocanalyze.occupancy.lint import lint_isa, lint_ttgir
@@ -23,6 +24,18 @@ def analyze_kernel(kernel: KernelResources, **overrides: Any) -> Occupancy:
     if changes:
         kernel = dataclasses.replace(kernel, **changes)
         notes.append("what-if: " + ", ".join(f"{k}={v}" for k, v in sorted(overrides.items()) if v is not None))
+    if not kernel.arch:
+        raise UserError(f"kernel {kernel.name}: the file names no target arch (gfx...); pass --arch",
+                        kernel.source)
+    try:
+        return _analyze(kernel, notes, changes)
+    except UserError as err:
+        if err.path:
+            raise
+        raise UserError(f"kernel {kernel.name}: {err}", kernel.source) from err
+
+
+def _analyze(kernel: KernelResources, notes: list[str], changes: dict[str, Any]) -> Occupancy:
     spec = get_arch(kernel.arch)
     size = kernel.workgroup_size
     if size is None:
