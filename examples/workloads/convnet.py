@@ -26,7 +26,7 @@ class ConvNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def make(device: str, batch: int = 32):
+def make(device: str, batch: int = 256):
     torch.manual_seed(0)
     model = ConvNet().to(device).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)

@@ -17,7 +17,7 @@ def swish_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torc
     return torch.clamp(y, 0.01, 0.99).log1p().exp() - 1.0
 
 
-def make(device: str, rows: int = 4096, cols: int = 1024):
+def make(device: str, rows: int = 8192, cols: int = 2048):
     torch.manual_seed(0)
     x = torch.randn(rows, cols, device=device)
     gamma = torch.randn(cols, device=device)

@@ -8,10 +8,11 @@ import torch
 from _common import run
 
 
-def make(device: str, n: int = 1024):
+def make(device: str, n: int = 2048):
     torch.manual_seed(0)
-    x = torch.randn(n, n, device=device)
-    w = torch.randn(n, n, device=device) / n**0.5
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    x = torch.randn(n, n, device=device, dtype=dtype)
+    w = torch.randn(n, n, device=device, dtype=dtype) / n**0.5
 
     @torch.inference_mode()
     def step() -> None:
