@@ -34,7 +34,7 @@ class OpCost:
 
     flops: float
     bytes: float
-    category: str                      # gemm conv attention elementwise norm softmax reduction copy
+    category: str                      # kernel categories: gemm conv attention elementwise norm ... memcpy
     dtype: str | None                  # short dtype of the main input ("bf16")
     matrix: bool                       # runs on matrix/tensor cores (GEMM, conv, attention)
     gemm: dict[str, int] | None = None  # M, N, K, batch for the matmul family
@@ -274,10 +274,11 @@ for _op in ("_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_
     MEMORY_OPS[f"aten::{_op}"] = ("softmax", 5.0, "rw")
 for _op in ("sum", "mean", "amax", "amin", "max", "min", "norm", "linalg_vector_norm", "prod", "any", "all"):
     MEMORY_OPS[f"aten::{_op}"] = ("reduction", 1.0, "reduce")
-for _op in ("_to_copy", "clone", "contiguous", "cat", "constant_pad_nd", "index_select", "embedding",
-            "index", "gather"):
-    MEMORY_OPS[f"aten::{_op}"] = ("copy", 0.0, "rw")
-MEMORY_OPS["aten::copy_"] = ("copy", 0.0, "copy")
+for _op in ("_to_copy", "clone", "contiguous", "cat", "constant_pad_nd"):
+    MEMORY_OPS[f"aten::{_op}"] = ("memcpy", 0.0, "rw")
+for _op in ("index_select", "embedding", "index", "gather"):
+    MEMORY_OPS[f"aten::{_op}"] = ("index", 0.0, "rw")
+MEMORY_OPS["aten::copy_"] = ("memcpy", 0.0, "copy")
 MEMORY_OPS["aten::fill_"] = MEMORY_OPS["aten::zero_"] = ("elementwise", 0.0, "write")
 
 

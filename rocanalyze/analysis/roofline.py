@@ -71,94 +71,114 @@ class _Group:
     """One (op, shapes, dtypes) group being accumulated."""
 
     first: int
+    cost: OpCost | None
     calls: int = 0
     time_ns: int = 0
     flops: float = 0.0
     bytes: float = 0.0
-    cost: OpCost | None = None
     torch_flops: float = 0.0
     torch_calls: int = 0
     host_copy_ns: int = 0
     kernels: dict[str, list[float]] = field(default_factory=lambda: defaultdict(lambda: [0, 0.0]))
+    categories: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     modules: set[str] = field(default_factory=set)
     min_workgroups: int | None = None
 
 
+@dataclass
+class _Rows:
+    """The GPU rows launched by known ops, as plain arrays sorted by op (one slice per op call)."""
+
+    op: np.ndarray
+    dur: np.ndarray
+    name: list[str]
+    category: list[str]
+    host_copy: np.ndarray
+    workgroups: np.ndarray
+
+
 def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ops, kernels): one roofline entry per (op, shapes, dtypes) and rates per kernel name, by GPU time."""
-    work = _gpu_work(table.gpu)
-    if work.empty:
+    rows = _gpu_rows(table.gpu)
+    if rows is None:
         return [], []
     ops = table.ops
-    per_call: dict[int, OpCost | None] = {}
+    cols = {c: ops[c].tolist() for c in ("name", "shapes", "dtypes", "strides", "concrete", "module")}
+    torch_flops = ops["flops"].to_numpy(dtype=float)
     groups: dict[tuple[str, str, str], _Group] = {}
-    kernel_work: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])  # calls ns flops bytes
+    kernel_work: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])  # calls, ns, flops, bytes
     kernel_peaks: dict[str, str | None] = {}
-    for op_index, rows in work.groupby("op_index", sort=True):
-        op = ops.iloc[int(op_index)]
-        cost = op_cost(str(op["name"]), op["shapes"], op["dtypes"], op["strides"], op["concrete"])
-        per_call[int(op_index)] = cost
-        key = (str(op["name"]), json.dumps(op["shapes"]), json.dumps(op["dtypes"]))
-        g = groups.setdefault(key, _Group(first=int(op_index), cost=cost))
-        _accumulate(g, op, rows, cost)
-        total = float(rows["dur_ns"].sum())
-        for name, dur in zip(rows["name"].astype(str), rows["dur_ns"], strict=True):
+    uniq, starts = np.unique(rows.op, return_index=True)
+    bounds = list(starts[1:]) + [len(rows.op)]
+    for i, lo, hi in zip(uniq.tolist(), starts.tolist(), bounds, strict=True):
+        name = str(cols["name"][i])
+        cost = op_cost(name, cols["shapes"][i], cols["dtypes"][i], cols["strides"][i], cols["concrete"][i])
+        key = (name, json.dumps(cols["shapes"][i]), json.dumps(cols["dtypes"][i]))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _Group(first=i, cost=cost)
+        durs = rows.dur[lo:hi]
+        total = float(durs.sum())
+        g.calls += 1
+        g.time_ns += int(total)
+        g.host_copy_ns += int(durs[rows.host_copy[lo:hi]].sum())
+        if cost is not None:
+            g.flops += cost.flops
+            g.bytes += cost.bytes
+        if not math.isnan(torch_flops[i]):
+            g.torch_flops += float(torch_flops[i])
+            g.torch_calls += 1
+        if cols["module"][i]:
+            g.modules.add(str(cols["module"][i]))
+        main = lo + int(np.argmax(durs))
+        if rows.workgroups[main] > 0:
+            wg = int(rows.workgroups[main])
+            g.min_workgroups = wg if g.min_workgroups is None else min(g.min_workgroups, wg)
+        peak = peak_key(gpu, cost.dtype, cost.matrix) if cost else None
+        for j in range(lo, hi):
+            kname, dur = rows.name[j], float(rows.dur[j])
             share = dur / total if total > 0 else 0.0
-            kw = kernel_work[name]
+            g.kernels[kname][0] += 1
+            g.kernels[kname][1] += dur
+            g.categories[rows.category[j]] += dur
+            kw = kernel_work[kname]
             kw[0] += 1
             kw[1] += dur
-            kw[2] += (cost.flops * share) if cost else math.nan
-            kw[3] += (cost.bytes * share) if cost else math.nan
-            kernel_peaks.setdefault(name, peak_key(gpu, cost.dtype, cost.matrix) if cost else None)
-    entries = [_entry(key, g, ops, gpu) for key, g in groups.items()]
+            kw[2] += cost.flops * share if cost else math.nan
+            kw[3] += cost.bytes * share if cost else math.nan
+            kernel_peaks.setdefault(kname, peak)
+    entries = [_entry(key, g, cols["strides"][g.first], gpu) for key, g in groups.items()]
     entries.sort(key=lambda e: -e["time_us"])
     kernels = [_kernel_entry(name, kw, gpu, kernel_peaks[name]) for name, kw in kernel_work.items()]
     kernels.sort(key=lambda k: -k["time_us"])
     return entries, kernels
 
 
-def _gpu_work(gpu: pd.DataFrame) -> pd.DataFrame:
-    """GPU rows launched by a known op, with their workgroup count (-1 when the grid is unknown)."""
-    if gpu.empty:
-        return gpu
-    work = gpu[gpu["op_index"] >= 0].copy()
+def _gpu_rows(gpu: pd.DataFrame) -> _Rows | None:
+    """GPU rows launched by a known op, sorted by op, with workgroup counts (-1 when the grid is unknown)."""
+    work = gpu[gpu["op_index"].to_numpy() >= 0]
+    if work.empty:
+        return None
+    order = np.argsort(work["op_index"].to_numpy(), kind="stable")
+    work = work.iloc[order]
     grid = work[["grid_x", "grid_y", "grid_z"]].to_numpy(dtype=np.int64)
     known = (grid > 0).all(axis=1)
-    work["workgroups"] = np.where(known, grid.clip(min=1).prod(axis=1), -1)
-    return work
+    kinds = work["kind"].astype(str).to_numpy()
+    copy_kind = work["copy_kind"].astype(str).to_numpy()
+    return _Rows(op=work["op_index"].to_numpy(np.int64), dur=work["dur_ns"].to_numpy(np.int64),
+                 name=work["name"].astype(str).tolist(), category=work["category"].astype(str).tolist(),
+                 host_copy=(kinds == "memcpy") & np.isin(copy_kind, ["HtoD", "DtoH", "HtoH"]),
+                 workgroups=np.where(known, grid.clip(min=1).prod(axis=1), -1))
 
 
-def _accumulate(g: _Group, op: pd.Series, rows: pd.DataFrame, cost: OpCost | None) -> None:
-    g.calls += 1
-    dur = int(rows["dur_ns"].sum())
-    g.time_ns += dur
-    if cost is not None:
-        g.flops += cost.flops
-        g.bytes += cost.bytes
-    if not math.isnan(float(op["flops"])):
-        g.torch_flops += float(op["flops"])
-        g.torch_calls += 1
-    kinds = rows["kind"].astype(str)
-    copies = rows[(kinds == "memcpy") & rows["copy_kind"].astype(str).isin(["HtoD", "DtoH", "HtoH"])]
-    g.host_copy_ns += int(copies["dur_ns"].sum())
-    for name, d in zip(rows["name"].astype(str), rows["dur_ns"], strict=True):
-        g.kernels[name][0] += 1
-        g.kernels[name][1] += d
-    if op["module"]:
-        g.modules.add(str(op["module"]))
-    main = rows.loc[rows["dur_ns"].idxmax()]
-    if main["workgroups"] > 0:
-        g.min_workgroups = int(main["workgroups"]) if g.min_workgroups is None else min(
-            g.min_workgroups, int(main["workgroups"]))
-
-
-def _entry(key: tuple[str, str, str], g: _Group, ops: pd.DataFrame, gpu: GpuSpec) -> dict[str, Any]:
-    first = ops.iloc[g.first]
+def _entry(key: tuple[str, str, str], g: _Group, strides: Any, gpu: GpuSpec) -> dict[str, Any]:
     cost = g.cost
     seconds = g.time_ns / 1e9
+    kernel_category = max(g.categories.items(), key=lambda kv: kv[1])[0] if g.categories else ""
     entry: dict[str, Any] = {
-        "op": key[0], "shapes": first["shapes"], "dtypes": first["dtypes"], "strides": first["strides"],
-        "category": cost.category if cost else "other", "calls": g.calls, "time_us": g.time_ns / 1e3,
+        "op": key[0], "shapes": json.loads(key[1]), "dtypes": json.loads(key[2]), "strides": strides,
+        "category": cost.category if cost else (kernel_category or "other"),
+        "kernel_category": kernel_category, "calls": g.calls, "time_us": g.time_ns / 1e3,
         "flops": g.flops if cost else None, "bytes": g.bytes if cost else None, "modeled": cost is not None,
         "module": sorted(g.modules)[0] if g.modules else "",
         "kernels": [{"name": n, "calls": int(c), "time_us": t / 1e3}

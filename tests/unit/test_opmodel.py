@@ -92,7 +92,7 @@ def test_memory_bound_ops_count_each_tensor_once():
                  ["c10::BFloat16", "", "c10::BFloat16", "c10::BFloat16", "Scalar"])
     assert ln.category == "norm" and ln.bytes == (2 * 8 * 512 * 1024 + 2 * 1024) * 2
     copy = op_cost("aten::copy_", [[4096, 1024], [4096, 1024], []], ["c10::BFloat16", "float", "Scalar"])
-    assert copy.category == "copy" and copy.bytes == 4096 * 1024 * (2 + 4) and copy.flops == 0
+    assert copy.category == "memcpy" and copy.bytes == 4096 * 1024 * (2 + 4) and copy.flops == 0
     fill = op_cost("aten::fill_", [[1000], []], ["float", "Scalar"])
     assert fill.bytes == 4000
     s = op_cost("aten::sum", [[64, 1024], [], [], []], ["float", "", "Scalar", ""])
