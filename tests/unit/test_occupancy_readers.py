@@ -108,3 +108,19 @@ def test_unknown_arch_in_file(tmp_path):
     path.write_text(text.replace("gfx942", "gfx9999"))
     with pytest.raises(UserError, match="unknown AMD GPU arch"):
         read_kernels(path)
+
+
+def test_occupancy_formula_and_dump_log_of_several_modules(tmp_path):
+    # AMDGCN_ENABLE_DUMP prints every module compiled; LLVM prints '; Occupancy:' as a formula when
+    # callees have unknown resources. Neither may break the reader, which never reads that line.
+    import gzip
+
+    corpus = data_path("occupancy", "triton39", "gfx90a")
+    texts = [gzip.decompress((corpus / f"{name}.amdgcn.gz").read_bytes()).decode()
+             for name in ("add_b1024_w4", "softmax_b1024_w4")]
+    log = "\n".join(texts).replace("; Occupancy: 8", "; Occupancy: occupancy(8, 4, 256, 8, 8, max(s, 1))")
+    path = tmp_path / "dump.log"
+    path.write_text(log)
+    kernels = read_kernels(path)
+    assert [k.name for k in kernels] == ["add_kernel", "softmax_kernel"]
+    assert [analyze_kernel(k).compiler_waves_per_simd for k in kernels] == [8, 8]
