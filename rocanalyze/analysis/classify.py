@@ -31,7 +31,7 @@ DTYPE_CHANGE = " (dtype change)"  # appended to a copy op whose input and output
 _COPY_OPS = frozenset({"aten::copy_", "aten::_to_copy", "aten::to"})
 
 _KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)\s*$")
-_MANGLED_ID = re.compile(r"(\d+)")
+_ESCAPE_OR_UPPER = re.compile(r"(\\.)|([A-Z])")  # lower-case a pattern but keep \W, \S, \D
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,19 @@ class Rule:
 
 
 def _compile(patterns: list[str], where: str) -> tuple[re.Pattern[str], ...]:
+    """Patterns as few regexes as possible: one alternation, plus any pattern with a backreference.
+
+    Matching is case-insensitive: patterns and searched texts are lower-cased (faster than
+    re.IGNORECASE on long demangled names).
+    """
+    patterns = [_ESCAPE_OR_UPPER.sub(lambda m: m.group(1) or m.group(2).lower(), p) for p in patterns]
     try:
-        return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+        plain = [p for p in patterns if not re.search(r"\\[1-9]", p)]
+        kept = [re.compile(p) for p in patterns if p not in plain]
+        for p in plain:
+            re.compile(p)  # report the faulty pattern itself
+        joined = [re.compile("|".join(f"(?:{p})" for p in plain))] if plain else []
+        return tuple(joined + kept)
     except re.error as exc:
         raise ValueError(f"{RULES_FILE}: bad regex in {where}: {exc}") from exc
 
@@ -79,12 +90,6 @@ def _parse_rules(data: dict) -> tuple[Rule, ...]:
 def load_rules() -> tuple[Rule, ...]:
     """The ordered rules from rocanalyze/data/kernel_rules.toml."""
     return _parse_rules(load_data_toml(RULES_FILE))
-
-
-@lru_cache(maxsize=1)
-def thresholds() -> dict[str, float]:
-    """Pattern-detection thresholds kept in kernel_rules.toml [thresholds]."""
-    return dict(load_data_toml(RULES_FILE).get("thresholds", {}))
 
 
 def demangle_lite(name: str) -> str:
@@ -154,20 +159,43 @@ def strip_arguments(name: str) -> str:
 
 
 @lru_cache(maxsize=65536)
+def _first_by_name(text: str) -> int:
+    """Index of the first rule without op patterns whose name patterns match `text`; -1 if none."""
+    for rule in load_rules():
+        if not rule.op and rule.matches(text, None):
+            return rule.index
+    return -1
+
+
+@lru_cache(maxsize=65536)
+def _forms(name: str) -> tuple[str, ...]:
+    text = normalize_name(name).lower()
+    head = strip_arguments(text)
+    return (head, text) if head != text else (text,)
+
+
+@lru_cache(maxsize=65536)
 def match_rule(name: str, op: str | None = None) -> Rule | None:
     """The first rule matching (name, op), or None when no rule does.
 
-    The name without its parameter list is tried first; only when no rule matches it is the
-    full name searched (some libraries say what they are only in argument types, e.g. cuBLAS's
-    `epilogue::impl::globalKernel<...>(..., cublasLtEpilogue_t, ...)`).
+    The name without its parameter list is tried first, then the full name (some libraries say
+    what they are only in argument types, e.g. cuBLAS's `epilogue::impl::globalKernel<...>(...,
+    cublasLtEpilogue_t, ...)`); rules on the op alone come last, for names no rule knows.
     """
-    text = normalize_name(name)
+    rules = load_rules()
     op = op or None
-    head = strip_arguments(text)
-    for candidate in (head, text) if head != text else (text,):
-        for rule in load_rules():
-            if rule.matches(candidate, op):
+    with_op = [r for r in rules if r.op] if op else []
+    op = op.lower() if op else None
+    for text in _forms(name):
+        first = _first_by_name(text)
+        for rule in with_op:  # few, and they need the op to match first
+            if rule.name and (first < 0 or rule.index < first) and rule.matches(text, op):
                 return rule
+        if first >= 0:
+            return rules[first]
+    for rule in with_op:
+        if not rule.name and rule.matches("", op.lower()):
+            return rule
     return None
 
 
@@ -178,23 +206,23 @@ def classify_kernel(name: str, op: str | None = None) -> str:
     return rule.category if rule is not None else "other"
 
 
-def _op_keys(table: EventTable) -> np.ndarray:
-    """Per-GPU-row op key: the launching op's name, with DTYPE_CHANGE for casting copies; '' if none."""
+def _op_keys(table: EventTable) -> tuple[np.ndarray, list[str]]:
+    """Per-GPU-row code into a list of op keys (launching op name, + DTYPE_CHANGE for casting copies); -1 none."""
     ops = table.ops
-    n_ops = len(ops)
     idx = table.gpu["op_index"].to_numpy()
-    if n_ops == 0:
-        return np.full(len(idx), "", dtype=object)
+    if len(ops) == 0:
+        return np.full(len(idx), -1, dtype=np.int64), []
     names = ops["name"].astype(str).to_numpy(dtype=object).copy()
     if "dtypes" in ops:
         for row in np.flatnonzero(np.isin(names, list(_COPY_OPS))):
             dt = ops["dtypes"].iat[row]
             if isinstance(dt, (list, tuple)) and len(dt) >= 2 and dt[0] and dt[1] and dt[0] != dt[1]:
                 names[row] = names[row] + DTYPE_CHANGE
-    keys = np.full(len(idx), "", dtype=object)
-    ok = (idx >= 0) & (idx < n_ops)
-    keys[ok] = names[idx[ok]]
-    return keys
+    op_codes, keys = pd.factorize(names)
+    codes = np.full(len(idx), -1, dtype=np.int64)
+    ok = (idx >= 0) & (idx < len(ops))
+    codes[ok] = op_codes[idx[ok]]
+    return codes, [str(k) for k in keys]
 
 
 def classify_table(table: EventTable) -> None:
@@ -211,17 +239,17 @@ def classify_table(table: EventTable) -> None:
         names = names.astype("category")
     name_codes = names.cat.codes.to_numpy().astype(np.int64)
     name_cats = names.cat.categories.astype(str).to_numpy(dtype=object)
-    op_codes, op_uniques = pd.factorize(pd.Series(_op_keys(table), dtype=object))
-    pair = name_codes * (len(op_uniques) + 1) + op_codes
-    uniq, inverse = np.unique(pair, return_inverse=True)
+    op_codes, op_keys = _op_keys(table)
+    width = len(op_keys) + 1
+    pair = name_codes * width + (op_codes + 1)
+    inverse, uniq = pd.factorize(pair)
     cat_index = {c: i for i, c in enumerate(CATEGORIES)}
     per_pair = np.empty(len(uniq), dtype=np.int8)
     for k, p in enumerate(uniq):
-        n_code, o_code = divmod(int(p), len(op_uniques) + 1)
+        n_code, o_code = divmod(int(p), width)
         name = name_cats[n_code] if n_code >= 0 else ""
-        op = op_uniques[o_code] or None
-        per_pair[k] = cat_index[classify_kernel(name, op)]
-    codes = per_pair[inverse.reshape(-1)]
+        per_pair[k] = cat_index[classify_kernel(name, op_keys[o_code - 1] if o_code else None)]
+    codes = per_pair[inverse]
     kind = gpu["kind"].astype(str).to_numpy()
     codes[kind == "memcpy"] = cat_index["memcpy"]
     codes[kind == "memset"] = cat_index["memset"]
