@@ -8,7 +8,7 @@ import torch
 from _common import run
 
 
-def make(device: str, n: int = 2048):
+def make(device: str, n: int = 4096):
     torch.manual_seed(0)
     dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     x = torch.randn(n, n, device=device, dtype=dtype)

@@ -69,10 +69,12 @@ def choose_window(gpu: pd.DataFrame, annotations: pd.DataFrame, runtime: pd.Data
 def _window_from_steps(gpu: pd.DataFrame, rows: pd.DataFrame, runtime: pd.DataFrame,
                        selection: tuple[int, int] | None, cfg: dict) -> Window:
     names = rows["name"].astype(str).tolist()
-    starts = rows["start_ns"].to_numpy(np.int64)
-    ends = starts + rows["dur_ns"].to_numpy(np.int64)
-    # host steps are back to back; a step ends where the next one starts
-    ends = np.maximum(ends, np.append(starts[1:], 0))
+    host_starts = rows["start_ns"].to_numpy(np.int64)
+    host_ends = np.maximum(host_starts + rows["dur_ns"].to_numpy(np.int64), np.append(host_starts[1:], 0))
+    # The host runs ahead of the GPU: a step's GPU work starts and ends later than its host range, so
+    # steps are measured on the GPU, from the first activity each host step launched.
+    starts, last_end = _gpu_step_starts(gpu, runtime, host_starts, host_ends)
+    ends = np.append(starts[1:], last_end)
     numbers = [int(m.group(1)) if (m := _STEP_NUMBER.search(n)) else i for i, n in enumerate(names)]
     keep = np.ones(len(names), dtype=bool)
     notes: list[str] = []
@@ -91,25 +93,33 @@ def _window_from_steps(gpu: pd.DataFrame, rows: pd.DataFrame, runtime: pd.DataFr
                          f"median step: treated as start-up and left out of the window")
     idx = np.flatnonzero(keep)
     steps = [Step(names[i], int(starts[i]), int(ends[i])) for i in idx]
-    lo, hi = steps[0].start_ns, steps[-1].end_ns
-    # GPU work launched inside the last step may finish after the host step ends
-    hi = max(hi, _gpu_end_of_work_launched_in(gpu, runtime, lo, hi))
     first, last = numbers[idx[0]], numbers[idx[-1]]
     how = f"step {first}" if first == last else f"steps {first}-{last}"
-    return Window(lo, hi, how, steps, startup_ns, notes)
+    return Window(steps[0].start_ns, steps[-1].end_ns, how, steps, startup_ns, notes)
 
 
-def _gpu_end_of_work_launched_in(gpu: pd.DataFrame, runtime: pd.DataFrame, lo: int, hi: int) -> int:
-    if not len(gpu):
-        return hi
+def _gpu_step_starts(gpu: pd.DataFrame, runtime: pd.DataFrame, host_starts: np.ndarray,
+                     host_ends: np.ndarray) -> tuple[np.ndarray, int]:
+    """GPU start of each step's work and the end of the last step's work (host times without launches)."""
+    starts = host_starts.copy()
+    last_end = int(host_ends[-1])
+    if not len(gpu) or not len(runtime):
+        return starts, last_end
     li = gpu["launch_index"].to_numpy(np.int64)
     has = li >= 0
-    if has.any() and len(runtime):
-        launch_start = runtime["start_ns"].to_numpy(np.int64)[li[has]]
-        inside = (launch_start >= lo) & (launch_start < hi)
-        ends = (gpu["start_ns"].to_numpy(np.int64) + gpu["dur_ns"].to_numpy(np.int64))[has][inside]
-        return int(ends.max()) if len(ends) else hi
-    return hi
+    launched = runtime["start_ns"].to_numpy(np.int64)[li[has]]
+    g_start = gpu["start_ns"].to_numpy(np.int64)[has]
+    g_end = g_start + gpu["dur_ns"].to_numpy(np.int64)[has]
+    step_of = np.searchsorted(host_starts, launched, side="right") - 1
+    inside = (step_of >= 0) & (launched < host_ends[np.maximum(step_of, 0)])
+    for i in range(len(host_starts)):
+        mine = inside & (step_of == i)
+        if mine.any():
+            starts[i] = g_start[mine].min()
+            if i == len(host_starts) - 1:
+                last_end = int(g_end[mine].max())
+    # a step that launched nothing keeps its host start; keep the boundaries ordered
+    return np.maximum.accumulate(starts), max(last_end, int(starts[-1]))
 
 
 def _steady_state(gpu: pd.DataFrame, cfg: dict) -> Window:
