@@ -1,10 +1,57 @@
-"""`rocanalyze analyze` (being built: see the open issue)."""
+"""`rocanalyze analyze PATH`: where the GPU time of a captured trace or run folder goes, and why."""
 
 from __future__ import annotations
 
-from rocanalyze.errors import UserError
+import sys
+from pathlib import Path
+
+import typer
 
 
-def command() -> None:
-    """Not yet available in this build."""
-    raise UserError("'analyze' is not available in this build yet")
+def command(
+    path: Path = typer.Argument(..., help="Trace file (torch.profiler/Kineto, rocprofv3, rocprof, rocpd, "
+                                          "rocprof-compute) or run folder."),
+    steps: str = typer.Option(None, "--steps", help="Steps to analyze, A:B inclusive (step numbers as "
+                                                    "named in the trace, e.g. ProfilerStep#3)."),
+    rank: int = typer.Option(None, "--rank", help="Rank to analyze in a multi-rank run (default: lowest)."),
+    gpu: str = typer.Option(None, "--gpu", help="GPU whose peaks to use, e.g. MI300X, H100 (default: "
+                                                "from the trace)."),
+    peaks: Path = typer.Option(None, "--peaks", help="Measured peaks JSON (from `rocanalyze ceilings`)."),
+    json_out: Path = typer.Option(None, "--json", help="Write the Analysis as JSON to this file."),
+    output: Path = typer.Option(None, "-o", "--output", help="Write analysis.json, report.html, summary.md "
+                                                              "and trace.pftrace into this folder."),
+    force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
+) -> None:
+    """Analyze a trace or run folder: GPU time by category, idle by cause, top kernels, patterns and
+    recommendations.
+
+    \b
+    Examples:
+      rocanalyze analyze examples/traces/train_step.json.gz
+      rocanalyze analyze results.db --json analysis.json
+      rocanalyze analyze trace.json.gz -o my-report/     # + report.html, summary.md, trace.pftrace
+    """
+    from rich.console import Console
+
+    from rocanalyze.analysis.build import analyze_with_table
+    from rocanalyze.errors import UserError
+    from rocanalyze.reports import terminal, write_run_reports
+    from rocanalyze.runfolder import write_atomic
+
+    for target in (json_out, output / "analysis.json" if output else None):
+        if target is not None and target.exists() and not force:
+            raise UserError("already exists: pass --force to overwrite it", target)
+    analysis, table = analyze_with_table(path, steps=steps, rank=rank, gpu=gpu, peaks=peaks,
+                                         progress=sys.stderr.isatty())
+    terminal.print_report(Console(), analysis)
+    written = []
+    if json_out is not None:
+        written.append(write_atomic(json_out, analysis.to_json()))
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+        written += write_run_reports(analysis, table, output, force=force)
+        written.append(write_atomic(output / "analysis.json", analysis.to_json()))
+    for p in written:
+        print(f"wrote {p}")
+    if output is not None:
+        print(f"next: open {output / 'report.html'}, or paste {output / 'summary.md'} into your PR")
