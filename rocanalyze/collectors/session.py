@@ -83,6 +83,8 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
             rc = _rocprof_pass(opts, exe or "", rank_folder, info)
             if opts.collector == "rocprof":
                 outcome = _outcome_from_child(rc, info["rocprof"].get("child"))
+            else:
+                _join(rank_folder, info)
     finally:
         info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
                     partial=outcome.raised, error=outcome.error, ended=_now(),
@@ -139,6 +141,23 @@ def _rocprof_pass(opts: ProfileOptions, exe: str, folder: Path, info: dict[str, 
         traces = info["rocprof"]["outputs"].get("kernel_trace", [])
         _capture_triton(folder, info, kernels, out_dir / traces[0] if traces else None)
     return rc
+
+
+def _join(folder: Path, info: dict[str, Any]) -> None:
+    """--collector both: rocprof/join.json matching the two passes' kernels; a note when impossible."""
+    from rocanalyze.collectors.join import write_join
+
+    outputs = info["rocprof"]["outputs"]
+    found = (outputs.get("kernel_trace") or outputs.get("rocpd") or [None])[0]
+    trace = (info.get("torch") or {}).get("trace")
+    if not found or not trace:
+        info["rocprof"]["join"] = "not joined: a pass left no kernel trace"
+        return
+    try:
+        write_join(folder, folder / trace, folder / "rocprof" / found)
+        info["rocprof"]["join"] = "rocprof/join.json"
+    except UserError as err:
+        info["rocprof"]["join"] = f"not joined: {err}"
 
 
 def _outcome_from_child(rc: int, status: dict[str, Any] | None) -> Outcome:
