@@ -61,7 +61,7 @@
     var lanes = T.lanes || [];
     if (!lanes.length || !T.n_bins) { empty("plot-timeline", "No timeline in this analysis (aggregate-only input)."); return; }
     var x = [];
-    for (var b = 0; b < T.n_bins; b++) { x.push(((T.start_us || 0) + (b + 0.5) * T.bin_us) / 1e3); }
+    for (var b = 0; b < T.n_bins; b++) { x.push((b + 0.5) * T.bin_us / 1e3); }  // ms from the window start
     var traces = [], layout = { barmode: "stack", bargap: 0, margin: { l: 120, r: 20, t: 40, b: 40 },
       showlegend: true, legend: { orientation: "h", y: 1.02, yanchor: "bottom" } };
     var n = lanes.length, gap = 0.02, h = (1 - gap * (n - 1)) / n, seen = {};
@@ -185,6 +185,7 @@
     }
     Plotly.newPlot("plot-roofline", traces, {
       margin: { l: 70, r: 20, t: 10, b: 50 },
+      legend: { x: 1.01, y: 0.92 },
       xaxis: { type: "log", title: { text: "arithmetic intensity (FLOP/byte)" } },
       yaxis: { type: "log", title: { text: "TFLOP/s" } }
     }, CONFIG);
@@ -197,17 +198,27 @@
       document.getElementById("occupancy-table").style.display = "none";
       return;
     }
-    var names = occ.map(function (o) { return String(o.kernel); });
-    Plotly.newPlot("plot-occupancy", [{ type: "bar", orientation: "h", y: names, x: occ.map(function (o) { return o.waves_per_simd; }),
-      text: occ.map(function (o) { return o.limiter || ""; }), textposition: "auto", marker: { color: "#b5122b" },
-      hovertemplate: "%{y}<br>%{x} waves per SIMD, limited by %{text}<extra></extra>" }],
-      { margin: { l: 260, r: 20, t: 10, b: 40 }, xaxis: { title: { text: "waves per SIMD" } }, yaxis: { autorange: "reversed" } }, CONFIG);
+    var known = occ.filter(function (o) { return typeof o.waves_per_simd === "number"; });
+    if (known.length) {
+      var label = function (o, i) { var n = String(o.kernel); return (i + 1) + ". " + (n.length > 48 ? n.slice(0, 47) + "…" : n); };
+      Plotly.newPlot("plot-occupancy", [{ type: "bar", orientation: "h", y: known.map(label), x: known.map(function (o) { return o.waves_per_simd; }),
+        text: known.map(function (o) { return o.limiter || ""; }), customdata: known.map(function (o) { return String(o.kernel); }),
+        textposition: "auto", marker: { color: "#b5122b" },
+        hovertemplate: "%{customdata}<br>%{x} waves per SIMD, limited by %{text}<extra></extra>" }],
+        { margin: { l: 330, r: 20, t: 10, b: 40 }, height: Math.max(220, 60 + 22 * known.length),
+          xaxis: { title: { text: "waves per SIMD" }, rangemode: "tozero" }, yaxis: { autorange: "reversed" } }, CONFIG);
+    } else {
+      empty("plot-occupancy", "No occupancy could be computed for these kernels (see the Note column).");
+    }
     var cols = [["kernel", "Kernel", "name"], ["arch", "Arch", "name"], ["waves_per_simd", "Waves/SIMD", 2],
       ["occupancy_pct", "Occupancy %", 0], ["limiter", "Limiter", "name"], ["vgpr", "VGPR", 0], ["agpr", "AGPR", 0],
-      ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0], ["scratch_bytes", "Scratch", 0], ["what_if_text", "What-if", "name"]];
+      ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0], ["scratch_bytes", "Scratch", 0], ["what_if_text", "What-if", "name"],
+      ["error", "Note", "name"]];
     var rows = occ.map(function (o) {
       var r = Object.assign({}, o);
-      r.what_if_text = o.what_if ? JSON.stringify(o.what_if) : "";
+      var w = o.what_if;
+      r.what_if_text = w ? (w.fewer ? w.fewer + " fewer " + (w.resource || "registers") + " (at most " + w.most + ") \u2192 " : "") +
+        w.next_waves_per_simd + " waves/SIMD; waves_per_eu=" + w.waves_per_eu_hint : "";
       return r;
     });
     fillTable("occupancy-table", cols, rows);
