@@ -26,6 +26,12 @@ STRIDE_HOTSPOT_ARCHS = ("gfx942",)  # seed 001: MI300 TA channel hot-spotting on
 STRIDE_HOTSPOT_BYTES = 512
 TORCH_FLOPS_TOLERANCE = 0.01
 
+# rocprof-compute's per-dispatch work (ROCm/rocprofiler-compute src/utils/roofline_calc.py, calc_ai):
+# VALU instructions count 64 lanes (FMA twice), MFMA "MOPS" counters count 512 FLOPs each.
+VALU_COUNTERS = {f"SQ_INSTS_VALU_{op}_{t}": 64 * (2 if op == "FMA" else 1)
+                 for op in ("ADD", "MUL", "FMA", "TRANS") for t in ("F16", "F32", "F64")}
+MFMA_COUNTERS = {f"SQ_INSTS_VALU_MFMA_MOPS_{t}": 512 for t in ("F16", "BF16", "F32", "F64", "F8")}
+
 
 def peak_key(gpu: GpuSpec, dtype: str | None, matrix: bool) -> str | None:
     """Which of the GPU's peaks bounds an op of this dtype: matrix units for GEMM/conv/attention."""
@@ -66,6 +72,27 @@ def place(flops: float | None, nbytes: float | None, seconds: float, gpu: GpuSpe
     return out
 
 
+def counter_work(c: Any) -> tuple[float, float] | None:
+    """(FLOPs, HBM bytes) of one dispatch from rocprof-compute counters (a mapping); None without them."""
+    def get(name: str) -> float:
+        v = c.get(name)
+        return 0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+    weights = {**VALU_COUNTERS, **MFMA_COUNTERS}
+    names = [k for k in weights if k in c]
+    if not names:
+        return None
+    flops = sum(get(k) * weights[k] for k in names)
+    if "TCC_BUBBLE_sum" in c:     # MI300: 128-byte reads show up as bubbles
+        rd = (get("TCC_BUBBLE_sum") * 128 + get("TCC_EA0_RDREQ_32B_sum") * 32
+              + (get("TCC_EA0_RDREQ_sum") - get("TCC_BUBBLE_sum") - get("TCC_EA0_RDREQ_32B_sum")) * 64)
+        wr = (get("TCC_EA0_WRREQ_sum") - get("TCC_EA0_WRREQ_64B_sum")) * 32 + get("TCC_EA0_WRREQ_64B_sum") * 64
+    else:                         # MI200 names
+        rd = get("TCC_EA_RDREQ_32B_sum") * 32 + (get("TCC_EA_RDREQ_sum") - get("TCC_EA_RDREQ_32B_sum")) * 64
+        wr = get("TCC_EA_WRREQ_64B_sum") * 64 + (get("TCC_EA_WRREQ_sum") - get("TCC_EA_WRREQ_64B_sum")) * 32
+    return flops, rd + wr
+
+
 @dataclass
 class _Group:
     """One (op, shapes, dtypes) group being accumulated."""
@@ -76,6 +103,9 @@ class _Group:
     time_ns: int = 0
     flops: float = 0.0
     bytes: float = 0.0
+    measured_calls: int = 0
+    measured_flops: float = 0.0
+    measured_bytes: float = 0.0
     torch_flops: float = 0.0
     torch_calls: int = 0
     host_copy_ns: int = 0
@@ -87,7 +117,7 @@ class _Group:
 
 @dataclass
 class _Rows:
-    """The GPU rows launched by known ops, as plain arrays sorted by op (one slice per op call)."""
+    """GPU rows launched by known ops or carrying counters, sorted by op (one slice per op call; -1 first)."""
 
     op: np.ndarray
     dur: np.ndarray
@@ -95,11 +125,17 @@ class _Rows:
     category: list[str]
     host_copy: np.ndarray
     workgroups: np.ndarray
+    flops: np.ndarray       # measured by counters; NaN where not measured
+    bytes: np.ndarray
 
 
 def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(ops, kernels): one roofline entry per (op, shapes, dtypes) and rates per kernel name, by GPU time."""
-    rows = _gpu_rows(table.gpu)
+    """(ops, kernels): one roofline entry per (op, shapes, dtypes) and rates per kernel name, by GPU time.
+
+    Where `table.metadata["counters"]` holds rocprof-compute counters per GPU row (a DataFrame indexed
+    like `table.gpu`), measured FLOPs and HBM bytes replace the model's for those rows.
+    """
+    rows = _gpu_rows(table.gpu, table.metadata.get("counters"))
     if rows is None:
         return [], []
     ops = table.ops
@@ -111,42 +147,18 @@ def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict
     uniq, starts = np.unique(rows.op, return_index=True)
     bounds = list(starts[1:]) + [len(rows.op)]
     for i, lo, hi in zip(uniq.tolist(), starts.tolist(), bounds, strict=True):
+        if i < 0:   # rows with counters but no launching op: kernel rates only
+            _add_kernels(kernel_work, kernel_peaks, rows, lo, hi, None, None)
+            continue
         name = str(cols["name"][i])
         cost = op_cost(name, cols["shapes"][i], cols["dtypes"][i], cols["strides"][i], cols["concrete"][i])
         key = (name, json.dumps(cols["shapes"][i]), json.dumps(cols["dtypes"][i]))
         g = groups.get(key)
         if g is None:
             g = groups[key] = _Group(first=i, cost=cost)
-        durs = rows.dur[lo:hi]
-        total = float(durs.sum())
-        g.calls += 1
-        g.time_ns += int(total)
-        g.host_copy_ns += int(durs[rows.host_copy[lo:hi]].sum())
-        if cost is not None:
-            g.flops += cost.flops
-            g.bytes += cost.bytes
-        if not math.isnan(torch_flops[i]):
-            g.torch_flops += float(torch_flops[i])
-            g.torch_calls += 1
-        if cols["module"][i]:
-            g.modules.add(str(cols["module"][i]))
-        main = lo + int(np.argmax(durs))
-        if rows.workgroups[main] > 0:
-            wg = int(rows.workgroups[main])
-            g.min_workgroups = wg if g.min_workgroups is None else min(g.min_workgroups, wg)
+        _add_call(g, rows, lo, hi, cost, torch_flops[i], cols["module"][i])
         peak = peak_key(gpu, cost.dtype, cost.matrix) if cost else None
-        for j in range(lo, hi):
-            kname, dur = rows.name[j], float(rows.dur[j])
-            share = dur / total if total > 0 else 0.0
-            g.kernels[kname][0] += 1
-            g.kernels[kname][1] += dur
-            g.categories[rows.category[j]] += dur
-            kw = kernel_work[kname]
-            kw[0] += 1
-            kw[1] += dur
-            kw[2] += cost.flops * share if cost else math.nan
-            kw[3] += cost.bytes * share if cost else math.nan
-            kernel_peaks.setdefault(kname, peak)
+        _add_kernels(kernel_work, kernel_peaks, rows, lo, hi, cost, peak, g)
     entries = [_entry(key, g, cols["strides"][g.first], gpu) for key, g in groups.items()]
     entries.sort(key=lambda e: -e["time_us"])
     kernels = [_kernel_entry(name, kw, gpu, kernel_peaks[name]) for name, kw in kernel_work.items()]
@@ -154,21 +166,80 @@ def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict
     return entries, kernels
 
 
-def _gpu_rows(gpu: pd.DataFrame) -> _Rows | None:
-    """GPU rows launched by a known op, sorted by op, with workgroup counts (-1 when the grid is unknown)."""
-    work = gpu[gpu["op_index"].to_numpy() >= 0]
-    if work.empty:
+def _add_call(g: _Group, rows: _Rows, lo: int, hi: int, cost: OpCost | None, torch_flops: float,
+              module: Any) -> None:
+    """Accumulate one op call (GPU rows lo:hi) into its group."""
+    durs = rows.dur[lo:hi]
+    g.calls += 1
+    g.time_ns += int(durs.sum())
+    g.host_copy_ns += int(durs[rows.host_copy[lo:hi]].sum())
+    if cost is not None:
+        g.flops += cost.flops
+        g.bytes += cost.bytes
+    mf, mb = rows.flops[lo:hi], rows.bytes[lo:hi]
+    if not np.isnan(mf).any():
+        g.measured_calls += 1
+        g.measured_flops += float(mf.sum())
+        g.measured_bytes += float(mb.sum())
+    if not math.isnan(torch_flops):
+        g.torch_flops += float(torch_flops)
+        g.torch_calls += 1
+    if module:
+        g.modules.add(str(module))
+    main = lo + int(np.argmax(durs))
+    if rows.workgroups[main] > 0:
+        wg = int(rows.workgroups[main])
+        g.min_workgroups = wg if g.min_workgroups is None else min(g.min_workgroups, wg)
+
+
+def _add_kernels(kernel_work: dict[str, list[float]], kernel_peaks: dict[str, str | None], rows: _Rows,
+                 lo: int, hi: int, cost: OpCost | None, peak: str | None, g: _Group | None = None) -> None:
+    """Give each kernel of one op call its measured work, or its duration share of the op's modeled work."""
+    total = float(rows.dur[lo:hi].sum())
+    for j in range(lo, hi):
+        kname, dur = rows.name[j], float(rows.dur[j])
+        if g is not None:
+            g.kernels[kname][0] += 1
+            g.kernels[kname][1] += dur
+            g.categories[rows.category[j]] += dur
+        share = dur / total if total > 0 else 0.0
+        kw = kernel_work[kname]
+        kw[0] += 1
+        kw[1] += dur
+        if not math.isnan(rows.flops[j]):
+            kw[2] += rows.flops[j]
+            kw[3] += rows.bytes[j]
+        else:
+            kw[2] += cost.flops * share if cost else math.nan
+            kw[3] += cost.bytes * share if cost else math.nan
+        kernel_peaks.setdefault(kname, peak)
+
+
+def _gpu_rows(gpu: pd.DataFrame, counters: Any) -> _Rows | None:
+    """GPU rows launched by a known op or measured by counters, sorted by op, with workgroup counts."""
+    flops = np.full(len(gpu), np.nan)
+    nbytes = np.full(len(gpu), np.nan)
+    if isinstance(counters, pd.DataFrame) and not counters.empty:
+        pos = gpu.index.get_indexer(counters.index)
+        for p, (_, c) in zip(pos, counters.iterrows(), strict=True):
+            work = counter_work(c) if p >= 0 else None
+            if work is not None:
+                flops[p], nbytes[p] = work
+    keep = (gpu["op_index"].to_numpy() >= 0) | ~np.isnan(flops)
+    if not keep.any():
         return None
+    work = gpu[keep]
     order = np.argsort(work["op_index"].to_numpy(), kind="stable")
     work = work.iloc[order]
     grid = work[["grid_x", "grid_y", "grid_z"]].to_numpy(dtype=np.int64)
     known = (grid > 0).all(axis=1)
     kinds = work["kind"].astype(str).to_numpy()
     copy_kind = work["copy_kind"].astype(str).to_numpy()
-    return _Rows(op=work["op_index"].to_numpy(np.int64), dur=work["dur_ns"].to_numpy(np.int64),
+    return _Rows(op=np.maximum(work["op_index"].to_numpy(np.int64), -1), dur=work["dur_ns"].to_numpy(np.int64),
                  name=work["name"].astype(str).tolist(), category=work["category"].astype(str).tolist(),
                  host_copy=(kinds == "memcpy") & np.isin(copy_kind, ["HtoD", "DtoH", "HtoH"]),
-                 workgroups=np.where(known, grid.clip(min=1).prod(axis=1), -1))
+                 workgroups=np.where(known, grid.clip(min=1).prod(axis=1), -1),
+                 flops=flops[keep][order], bytes=nbytes[keep][order])
 
 
 def _entry(key: tuple[str, str, str], g: _Group, strides: Any, gpu: GpuSpec) -> dict[str, Any]:
@@ -185,6 +256,10 @@ def _entry(key: tuple[str, str, str], g: _Group, strides: Any, gpu: GpuSpec) -> 
                     for n, (c, t) in sorted(g.kernels.items(), key=lambda kv: -kv[1][1])[:3]],
         "notes": [],
     }
+    entry["work_source"] = "model" if cost else None
+    if g.measured_calls == g.calls:
+        entry.update(model_flops=entry["flops"], model_bytes=entry["bytes"], flops=g.measured_flops,
+                     bytes=g.measured_bytes, work_source="counters")
     peak = peak_key(gpu, cost.dtype, cost.matrix) if cost else None
     entry.update(place(entry["flops"], entry["bytes"], seconds, gpu, peak))
     if g.host_copy_ns and g.host_copy_ns >= 0.5 * g.time_ns:
