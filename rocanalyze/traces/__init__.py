@@ -14,12 +14,21 @@ from pathlib import Path
 from types import ModuleType
 
 from rocanalyze.errors import UserError
-from rocanalyze.traces import kineto
+from rocanalyze.traces import (
+    kineto,
+    rocpd,
+    rocprof_compute,
+    rocprof_csv,
+    rocprof_json,
+    rocprofv2_log,
+    rocprofv3_json,
+)
 from rocanalyze.traces.schema import DeviceInfo, EventTable
 from rocanalyze.traces.source import read_head
 
 # order matters only where two sniffs could both accept: the more specific first
-FORMATS: tuple[ModuleType, ...] = (kineto,)
+FORMATS: tuple[ModuleType, ...] = (rocprofv3_json, rocprof_json, kineto, rocpd, rocprof_compute, rocprof_csv,
+                                   rocprofv2_log)
 
 __all__ = ["FORMATS", "DeviceInfo", "EventTable", "detect", "read"]
 
@@ -51,4 +60,8 @@ def read(path: str | Path, *, progress: bool = False) -> EventTable:
     module = detect(path)
     if module is None:
         raise UserError(f"not a trace format rocanalyze reads (it reads: {format_names()})", path)
-    return module.read(path, progress=progress)
+    table = module.read(path, progress=progress)
+    if table.metadata.get("not_a_trace"):
+        raise UserError(f"{table.source_format} describes the machine but holds no events: "
+                        "give the trace file or the whole output folder", path)
+    return table

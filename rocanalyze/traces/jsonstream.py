@@ -11,6 +11,7 @@ kept (`rest`: the document with the array emptied) for the trace-level metadata.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -158,11 +159,9 @@ class EventArray:
         """Position just after the last `}` that precedes `, {` (probably an element's end)."""
         lo = max(0, len(data) - _WINDOW)
         while True:
-            last = None
-            for last in _CUT.finditer(data, lo):
-                pass
-            if last is not None:
-                return last.start() + 1
+            last = deque(_CUT.finditer(data, lo), maxlen=1)
+            if last:
+                return last[0].start() + 1
             if lo == 0:
                 return None
             lo = 0

@@ -30,7 +30,7 @@ def last_at_or_before(group: np.ndarray, time: np.ndarray, q_group: np.ndarray,
     bounds = np.flatnonzero(np.diff(group)) + 1
     starts = np.concatenate(([0], bounds))
     stops = np.concatenate((bounds, [len(group)]))
-    for lo, hi in zip(starts.tolist(), stops.tolist()):
+    for lo, hi in zip(starts.tolist(), stops.tolist(), strict=False):
         sel = np.flatnonzero(q_group == group[lo])
         if len(sel):
             pos = np.searchsorted(time[lo:hi], q_time[sel], side="right") - 1

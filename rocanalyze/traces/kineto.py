@@ -14,7 +14,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
 
@@ -26,7 +25,8 @@ from rocanalyze.traces.source import open_stream
 
 FORMAT = "kineto"
 DESCRIPTION = "torch.profiler/Kineto JSON (.json, .json.gz)"
-_HEAD = re.compile(rb'^\s*\{.*?"(traceEvents|schemaVersion|deviceProperties)"\s*:', re.S)
+_KEYS = re.compile(rb'"(traceEvents|schemaVersion|deviceProperties)"\s*:')
+_ARRAY = re.compile(rb'^\s*\[\s*\{[^{}]*"ph"\s*:')
 
 # Kineto `cat` -> table. Old Kineto (torch <= 1.10) wrote "Kernel", "Memcpy", "Runtime", "Operator".
 GPU, RUNTIME, OP, ANNOTATION, PYTHON, FLOW, META, OTHER = range(8)
@@ -40,10 +40,9 @@ CATEGORIES: dict[str, int] = {
 
 
 def sniff(head: bytes) -> bool:
-    """A JSON object whose first keys include traceEvents/schemaVersion/deviceProperties, no rocprof tags."""
-    if not _HEAD.match(head[:8192]):
-        return False
-    return b'"BeginNs"' not in head and b'"rocprofiler-sdk-tool"' not in head
+    """A JSON object with a traceEvents/schemaVersion/deviceProperties key, or a bare array of events."""
+    start = head.lstrip()[:1]
+    return (start == b"{" and _KEYS.search(head) is not None) or _ARRAY.match(head) is not None
 
 
 class Names:

@@ -47,7 +47,7 @@ def _triples(values: list[Any]) -> np.ndarray:
             return out
         except (TypeError, ValueError):
             pass
-    for i, v in zip(rows, picked):  # malformed somewhere: row by row
+    for i, v in zip(rows, picked, strict=False):  # malformed somewhere: row by row
         if isinstance(v, list) and len(v) == 3 and all(isinstance(x, int) for x in v):
             out[i] = v
     return out

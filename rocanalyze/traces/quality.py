@@ -20,7 +20,7 @@ def assess(table: EventTable, other_events: dict[str, int] | None = None,
            dropped: int | None = None) -> dict[str, Any]:
     """Quality facts of one table: counts, and worst values in ns."""
     gpu = table.gpu
-    start = gpu["start_ns"].to_numpy()
+    gpu["start_ns"].to_numpy()
     dur = gpu["dur_ns"].to_numpy()
     kernel = (gpu["kind"] == "kernel").to_numpy()
     out: dict[str, Any] = {

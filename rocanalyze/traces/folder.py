@@ -1,0 +1,140 @@
+"""A folder is one run: its traces are read and joined into one EventTable.
+
+- torch.profiler traces, one per rank (torchrun), become one multi-rank table; rocprof files in the
+  same folder are left out (another profiler's clock) with a note.
+- Otherwise the rocprof files are stacked (kernel trace + API trace + copies, joined by correlation
+  id); the same dispatches written twice (results.csv, results.json and results.db of one rocprof
+  run) are kept once; stats CSVs give `aggregates` only when no timeline exists; counter-collection
+  runs (a replay, not the timeline) contribute counters only.
+- Files that are not traces (sysinfo, schemas, thread-trace output) are skipped with a note;
+  agent_info.csv and sysinfo.csv still describe the GPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rocanalyze.errors import UserError
+from rocanalyze.traces import merge, quality
+from rocanalyze.traces.links import link_runtime
+from rocanalyze.traces.schema import AGGREGATE_COLUMNS, GPU_COLUMNS, EventTable, make_frame
+
+_MAX_FILES = 2000
+
+
+def _files(root: Path) -> list[Path]:
+    """Regular files under root (no hidden files or folders), sorted, at most _MAX_FILES."""
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).parts
+        if path.is_file() and not any(p.startswith(".") for p in rel):
+            out.append(path)
+            if len(out) >= _MAX_FILES:
+                break
+    return out
+
+
+def _read_all(root: Path, progress: bool) -> tuple[list[EventTable], list[str]]:
+    from rocanalyze.traces import detect
+
+    tables, notes = [], []
+    for path in _files(root):
+        rel = path.relative_to(root)
+        if path.stat().st_size == 0:
+            notes.append(f"skipped {rel}: empty file")
+            continue
+        try:
+            module = detect(path)
+            if module is None:
+                notes.append(f"skipped {rel}: not a trace")
+                continue
+            tables.append(module.read(path, progress=progress))
+        except UserError as exc:
+            notes.append(f"skipped {rel}: {str(exc).split(': ', 1)[-1]}")
+    return tables, notes
+
+
+def _signature(table: EventTable) -> tuple[int, int, int, int]:
+    gpu = table.gpu
+    if not len(gpu):
+        return (0, 0, 0, len(table.runtime))
+    return (len(gpu), int(gpu["start_ns"].min()), int(gpu["dur_ns"].sum()), len(table.runtime))
+
+
+def _dedupe(tables: list[EventTable], notes: list[str]) -> list[EventTable]:
+    """Drop tables holding the same dispatches as a richer one (same count, first start, total time)."""
+    kept: list[EventTable] = []
+    for t in sorted(tables, key=lambda t: (-len(t.runtime), -len(t.gpu))):
+        sig = _signature(t)
+        twin = next((k for k in kept if len(t.gpu) and _signature(k)[:3] == sig[:3]), None)
+        if twin is not None:
+            notes.append(f"skipped {Path(t.paths[0]).name}: the same dispatches as {Path(twin.paths[0]).name}")
+        else:
+            kept.append(t)
+    return kept
+
+
+def _ranks(tables: list[EventTable], notes: list[str]) -> None:
+    """One rank per Kineto file: the recorded rank, or the file's position when ranks collide."""
+    recorded = [int(t.gpu["rank"].iloc[0]) if len(t.gpu) else int(t.ops["rank"].iloc[0]) if len(t.ops) else 0
+                for t in tables]
+    if len(set(recorded)) == len(recorded):
+        return
+    notes.append("the traces do not record distinct ranks: ranks numbered in file-name order")
+    for i, t in enumerate(tables):
+        for frame in (t.gpu, t.runtime, t.ops, t.annotations, t.aggregates):
+            frame["rank"] = np.int32(i)
+
+
+def _rocprof(traces: list[EventTable], notes: list[str]) -> list[EventTable]:
+    traces = _dedupe(traces, notes)
+    timeline = [t for t in traces if len(t.gpu) and t.source_format != "rocprofv3-counters-csv"]
+    out = []
+    for t in traces:
+        if t.source_format == "rocprofv3-counters-csv" and timeline and len(t.gpu):
+            counters = t.metadata.get("counters")
+            if isinstance(counters, pd.DataFrame):
+                counters = counters.assign(gpu_row=-1, name=t.gpu["name"].astype(str).to_numpy(),
+                                           dispatch_id=t.gpu["dispatch_id"].to_numpy())
+            t = EventTable.build(source_format=t.source_format, paths=t.paths,
+                                 metadata={"counters": counters}, devices=t.devices,
+                                 notes=[f"{Path(t.paths[0]).name}: counter-collection replay, counters kept "
+                                        "(not joined to the timeline)"])
+        if len(t.aggregates) and timeline:
+            notes.append(f"{Path(t.paths[0]).name}: per-kernel totals not used (the folder has a timeline)")
+            t.aggregates = make_frame(AGGREGATE_COLUMNS, {}, 0)
+        out.append(t)
+    return out
+
+
+def read_folder(root: Path, *, progress: bool = False) -> EventTable:
+    """Read every trace under `root` as one run (see the module docstring)."""
+    tables, notes = _read_all(root, progress)
+    info = [t for t in tables if t.metadata.get("not_a_trace")]
+    traces = [t for t in tables if not t.metadata.get("not_a_trace")]
+    if not traces:
+        detail = f" ({'; '.join(notes[:3])})" if notes else ""
+        raise UserError(f"no trace found in this folder{detail}", root)
+    kineto = [t for t in traces if t.source_format == "kineto"]
+    if kineto:
+        for t in traces:
+            if t.source_format != "kineto":
+                notes.append(f"not joined: {Path(t.paths[0]).name} ({t.source_format}, another profiler's clock)")
+        _ranks(kineto, notes)
+        table = merge.concat(kineto, "kineto")
+    else:
+        table = merge.concat(_rocprof(traces, notes))
+        link_runtime(table)
+    if not table.devices:
+        table.devices = next((t.devices for t in info if t.devices), [])
+    if not len(table.gpu):
+        table.gpu = make_frame(GPU_COLUMNS, {}, 0)
+    table.paths = [str(root)]
+    table.metadata["files"] = [p for t in tables for p in t.paths]
+    table.notes = table.notes + notes
+    dropped = sum(int(t.quality.get("dropped_events") or 0) for t in traces)
+    table.quality = quality.assess(table, dropped=dropped)
+    return table
