@@ -1,0 +1,201 @@
+"""Kernel classification: every rule example, the labeled real-name set, the known traps, name forms,
+op context, and classify_table on real traces."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rocanalyze.analysis.classify import (
+    CATEGORIES,
+    classify_kernel,
+    classify_table,
+    demangle_lite,
+    load_rules,
+    match_rule,
+    normalize_name,
+    strip_arguments,
+)
+from rocanalyze.traces import kineto
+from rocanalyze.traces.schema import GPU_COLUMNS, OP_COLUMNS, EventTable, make_frame
+from tests.conftest import data_path, realdata_path
+
+EXAMPLES = [(rule.index, rule.category, name, op) for rule in load_rules() for name, op in rule.examples]
+
+
+@pytest.mark.parametrize(("index", "category", "name", "op"), EXAMPLES,
+                         ids=[f"r{i}-{c}-{n[:40]}" for i, c, n, _ in EXAMPLES])
+def test_rule_example_is_matched_by_its_own_rule(index: int, category: str, name: str, op: str | None) -> None:
+    rule = match_rule(name, op)
+    assert rule is not None and rule.index == index, f"matched by rule {rule and rule.index}: {rule and rule.family}"
+    assert classify_kernel(name, op) == category
+
+
+def test_every_rule_has_examples_and_a_source() -> None:
+    for rule in load_rules():
+        assert rule.examples, rule.family
+        assert rule.source, rule.family
+        assert rule.category in CATEGORIES
+
+
+def _labeled() -> list[tuple[str, str, str]]:
+    rows = []
+    for line in data_path("classify", "labeled_kernels.tsv").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            category, name, source = line.split("\t")
+            rows.append((category, name, source))
+    return rows
+
+
+def test_labeled_set_is_large_diverse_and_sourced() -> None:
+    rows = _labeled()
+    assert len(rows) >= 600
+    assert len({name for _, name, _ in rows}) == len(rows)
+    assert {c for c, _, _ in rows} == set(CATEGORIES)
+    assert all(source.strip() for _, _, source in rows)
+
+
+def test_accuracy_on_the_labeled_set() -> None:
+    rows = _labeled()
+    wrong = [(c, classify_kernel(n), n[:120]) for c, n, _ in rows if classify_kernel(n) != c]
+    accuracy = 1 - len(wrong) / len(rows)
+    assert accuracy >= 0.99, f"accuracy {accuracy:.4f}; misclassified: {wrong}"
+    per_category = Counter(c for c, _, _ in rows)
+    misses = Counter(c for c, _, _ in wrong)
+    for category, total in per_category.items():
+        assert misses[category] / total <= 0.15, (category, misses[category], total)
+
+
+@pytest.mark.parametrize(("name", "category"), [
+    # a same-dtype device copy is memcpy; a dtype-changing one (casting loads/stores) is elementwise
+    ("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+     "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::"
+     "{lambda()#10}::operator()() const::{lambda(float)#1}"
+     "> >(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+     "operator()() const::{lambda()#10}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1}>(int, "
+     "at::native::gpu_kernel_impl_nocast)", "memcpy"),
+    ("void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::"
+     "{lambda()#2}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, "
+     "std::array<char*, 2ul>, 4, "
+     "TrivialOffsetCalculator<1, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, "
+     "at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> >(int)", "elementwise"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, "
+     "at::native::FillFunctor<float>, std::array<char*, 1ul>)", "memset"),
+    ("triton_red_fused_native_layer_norm_0", "norm"),
+    ("triton_per_fused__softmax_0", "softmax"),
+    ("triton_red_fused_sum_3", "reduction"),
+    ("igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64_tb1x8x2x1_1x4x1x64_gkgs",
+     "conv"),
+    ("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x128x32_stage5_warpsize2x2x1_g1_"
+     "tensor16x8x8_execute_kernel_cudnn_infer", "conv"),
+    ("void splitKreduce_kernel<float, float, float, float, true, false, false>(cublasSplitKParams<float>, "
+     "float const*)", "gemm"),
+    ("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 1, 128, 1>(float*)", "memcpy"),
+    ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>"
+     "(__nv_bfloat16 const*)", "index"),
+    ("void rope_norm<true, false, float, float>(float const*, float*, int)", "elementwise"),
+    ("void vllm::topk_softmax_kernel<8, 8, 4>(float const*, bool const*, float*, int, int*)", "sort"),
+    ("void fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_cuda_kernel<float>(float const*, float const*, "
+     "int, int, unsigned char*, bool)", "elementwise"),
+])
+def test_traps(name: str, category: str) -> None:
+    assert classify_kernel(name) == category
+
+
+def test_name_forms_agree() -> None:
+    mangled = ("_ZN2at6native12_GLOBAL__N_135CatArrayBatchedCopy_alignedK_contigINS1_10OpaqueTypeILj8EEEjLi3ELi128ELi1"
+               "ELi16EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_")
+    assert demangle_lite(mangled) == ("at native _GLOBAL__N_1 CatArrayBatchedCopy_alignedK_contig OpaqueType "
+                                      "CatArrInputTensorMetadata TensorSizeStride")
+    demangled = ("void at::native::(anonymous namespace)::CatArrayBatchedCopy_alignedK_contig<at::native::(anonymous "
+                 "namespace)::OpaqueType<8u>, unsigned int, 3, 128, 1, 16>(at::native::(anonymous namespace)::"
+                 "OpaqueType<8u>*)")
+    assert classify_kernel(mangled) == classify_kernel(demangled) == classify_kernel(mangled + ".kd") == "memcpy"
+    assert normalize_name("vector_add(float*, int) [clone .kd]") == "vector_add(float*, int)"
+    assert normalize_name("void k<1>(FlashMlaFwdParams) (.kd)") == "void k<1>(FlashMlaFwdParams)"
+    assert strip_arguments("void f<int, g(int)>(float*, int)") == "void f<int, g(int)>"
+    # nsys prints templates with casts and T1 placeholders; rocprof truncates to the bare function name
+    assert classify_kernel("void at::native::vectorized_elementwise_kernel<(int)4, at::native::CUDAFunctor_add<float>, "
+                           "std::array<char *, (unsigned long)3>>(int, T2, T3)") == "elementwise"
+    assert classify_kernel("reduce_kernel") == "reduction"
+    assert classify_kernel("some_unknown_kernel(float*)") == "other"
+
+
+def test_op_context_decides_for_bare_launcher_names() -> None:
+    assert classify_kernel("vectorized_elementwise_kernel") == "elementwise"
+    assert classify_kernel("vectorized_elementwise_kernel", "aten::fill_") == "memset"
+    assert classify_kernel("elementwise_kernel", "aten::copy_") == "memcpy"
+    assert classify_kernel("elementwise_kernel", "aten::copy_ (dtype change)") == "elementwise"
+    assert classify_kernel("kernel_0", "aten::mm") == "gemm"
+    assert classify_kernel("kernel_0", "aten::_scaled_dot_product_flash_attention") == "attention"
+    # a recognised name wins over the op that launched it
+    assert classify_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                           "std::array<char*, 1ul> >(int)", "aten::copy_") == "memset"
+
+
+def _kineto(*parts: str) -> EventTable:
+    return kineto.read(Path(realdata_path(*parts)))
+
+
+@pytest.mark.realdata
+def test_classify_table_on_a_real_trace_agrees_with_the_launching_ops() -> None:
+    table = _kineto("torch_traces", "tracelens", "mi300x_bert-small_inference.json.gz")
+    classify_table(table)
+    gpu = table.gpu
+    assert isinstance(gpu["category"].dtype, pd.CategoricalDtype)
+    assert list(gpu["category"].cat.categories) == list(CATEGORIES)
+    ops = table.ops["name"].astype(str).to_numpy()
+    launcher = np.where(gpu["op_index"] >= 0, ops[gpu["op_index"].clip(lower=0)], "")
+    by_op: dict[str, set[str]] = {}
+    for op, cat in zip(launcher, gpu["category"].astype(str), strict=True):
+        by_op.setdefault(op, set()).add(cat)
+    assert by_op["aten::addmm"] == {"gemm"}
+    assert by_op["aten::_flash_attention_forward"] == {"attention"}
+    assert by_op["aten::native_layer_norm"] == {"norm"}
+    assert by_op["aten::index_select"] == {"index"}
+    assert by_op["aten::gelu"] == {"elementwise"}
+    assert Counter(gpu["category"].astype(str))["gemm"] == 26  # 26 aten::addmm, one GEMM each
+
+
+@pytest.mark.realdata
+def test_classify_table_copy_engine_rows_take_their_kind() -> None:
+    table = _kineto("torch_traces", "hta", "nvidia_alexnet_trace.json.gz")
+    classify_table(table)
+    kind, cat = table.gpu["kind"].astype(str), table.gpu["category"].astype(str)
+    assert (kind == "memcpy").sum() > 0 and (kind == "memset").sum() > 0
+    assert (cat[kind == "memcpy"] == "memcpy").all() and (cat[kind == "memset"] == "memset").all()
+    kernels = table.gpu[kind == "kernel"]
+    expected = [classify_kernel(n) for n in kernels["name"].astype(str)]
+    assert list(kernels["category"].astype(str)) == expected
+
+
+def test_classify_table_dtype_changing_copy_op() -> None:
+    ops = make_frame(OP_COLUMNS, {"name": ["aten::copy_", "aten::copy_"],
+                                  "dtypes": [["float", "c10::BFloat16"], ["float", "float"]]})
+    names = ["elementwise_kernel", "elementwise_kernel", "Memcpy DtoD (Device -> Device)"]
+    gpu = make_frame(GPU_COLUMNS, {"name": names, "op_index": [0, 1, -1], "kind": ["kernel", "kernel", "memcpy"]})
+    table = EventTable.build(source_format="test", paths=[], gpu=gpu, ops=ops)
+    classify_table(table)
+    assert list(table.gpu["category"].astype(str)) == ["elementwise", "memcpy", "memcpy"]
+
+
+def test_classify_table_two_million_events_well_under_a_second() -> None:
+    names = [n for _, n, _ in _labeled()]
+    rng = np.random.default_rng(0)
+    n = 2_000_000
+    picked = np.asarray(names, dtype=object)[rng.integers(0, len(names), n)]
+    gpu = make_frame(GPU_COLUMNS, {"name": pd.Categorical(picked), "op_index": rng.integers(-1, 3, n)})
+    ops = make_frame(OP_COLUMNS, {"name": ["aten::copy_", "aten::mm", "aten::add"]})
+    table = EventTable.build(source_format="test", paths=[], gpu=gpu, ops=ops)
+    classify_kernel.cache_clear()
+    match_rule.cache_clear()
+    start = time.perf_counter()
+    classify_table(table)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.5, f"{elapsed:.2f} s for {n} events, {len(names)} distinct names x 4 op keys"
+    assert (table.gpu["category"].astype(str) != "").all()
