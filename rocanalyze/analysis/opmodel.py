@@ -304,6 +304,21 @@ def _memory_op(a: Args, name: str) -> OpCost | None:
     return OpCost(per_elem * numel, float(read + out), category, a.dtype(first), False)
 
 
+def _triton(a: Args, name: str) -> OpCost | None:
+    """Inductor-generated Triton kernel: its recorded arguments are its input and output buffers."""
+    tensors = a.tensors()
+    if not tensors:
+        return None
+    numel = max(math.prod(a.shape(i) or [0]) for i in tensors)
+    category = "elementwise" if name.startswith("triton_poi_") else "reduction"
+    return OpCost(float(numel), float(sum(a.nbytes(i) for i in tensors)), category, a.dtype(tensors[0]), False,
+                  detail={"bytes": "each recorded kernel argument (inputs and outputs) counted once"})
+
+
+# Inductor names its kernels triton_{poi,per,red}_fused_...: pointwise, persistent and loop reductions
+TRITON_PREFIXES = ("triton_poi_", "triton_per_", "triton_red_")
+
+
 # --------------------------------------------------------------------------------------- registry
 
 Model = Callable[[Args, str], "OpCost | None"]
@@ -329,7 +344,7 @@ MODELS: dict[str, Model] = {
 
 def op_cost(name: str, shapes: Any, dtypes: Any, strides: Any = None, concrete: Any = None) -> OpCost | None:
     """FLOPs and bytes of one call of op `name` from its recorded inputs; None when not modeled."""
-    model = MODELS.get(name)
+    model = MODELS.get(name) or (_triton if name.startswith(TRITON_PREFIXES) else None)
     if model is None:
         return None
     try:

@@ -262,6 +262,8 @@ def _entry(key: tuple[str, str, str], g: _Group, strides: Any, gpu: GpuSpec) -> 
                      bytes=g.measured_bytes, work_source="counters")
     peak = peak_key(gpu, cost.dtype, cost.matrix) if cost else None
     entry.update(place(entry["flops"], entry["bytes"], seconds, gpu, peak))
+    if entry["efficiency"] is not None and entry["efficiency"] > 1.05 and entry["bound"] == "memory":
+        entry["notes"].append("above the DRAM roof: its data was served from cache (L2 or Infinity Cache)")
     if g.host_copy_ns and g.host_copy_ns >= 0.5 * g.time_ns:
         entry["efficiency"] = entry["bound"] = None
         entry["notes"].append("host<->device copy: bounded by the host link, not device memory")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 
 import pytest
 
@@ -111,3 +112,16 @@ def test_addmm_bias_flops_follow_beta(beta, extra):
     c = op_cost("aten::addmm", [[512], [141, 512], [512, 512], [], []],
                 ["c10::BFloat16"] * 3 + ["Scalar", "Scalar"], None, ["", "", "", beta, "1"])
     assert c.flops == 2 * 141 * 512 * 512 + extra
+
+
+def test_inductor_triton_kernels_count_each_buffer_once():
+    path = realdata_path(*TRACELENS, "mi300x_torch_compile_triton.json.gz")
+    events = json.load(gzip.open(path))["traceEvents"]
+    name = next(e["name"] for e in events if e.get("cat") == "cpu_op" and e["name"].startswith("triton_poi_"))
+    a = _op(path, name)
+    c = op_cost(name, a["Input Dims"], a["Input type"], a.get("Input Strides"), a.get("Concrete Inputs"))
+    tensors = [(d, t) for d, t in zip(a["Input Dims"], a["Input type"], strict=True) if d and t.startswith("c10::")]
+    assert tensors and c.category == "elementwise" and not c.matrix
+    assert all(t == "c10::BFloat16" for _, t in tensors)
+    assert c.bytes == sum(2 * math.prod(d) for d, _ in tensors)
+    assert op_cost("triton_tem_fused_mm_0", [[64, 64]], ["float"]) is None      # GEMM templates: no shapes model
