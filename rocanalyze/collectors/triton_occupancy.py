@@ -11,7 +11,6 @@ AMD kernels: the copied .amdgcn + metadata JSON. NVIDIA kernels: registers from 
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -65,18 +64,16 @@ def _amd_occupancy(folder: Path, name: str) -> dict[str, Any]:
 
 def _cuda_occupancy(facts: dict[str, Any]) -> dict[str, Any]:
     """Occupancy with the CUDA rules: registers from the driver, shared memory and warps from metadata."""
-    try:
-        cuda = importlib.import_module("rocanalyze.occupancy.cuda")
-    except ImportError:
-        raise UserError("CUDA occupancy rules are not in this build (rocanalyze.occupancy.cuda)") from None
+    from rocanalyze.occupancy.cuda import compute_cuda_occupancy
+
     if facts["n_regs"] is None:
         raise UserError("register count unknown: the kernel's module was never loaded in this process")
-    arch = facts["arch"]
-    occ = cuda.compute_occupancy(f"sm_{arch}" if str(arch).isdigit() else str(arch), registers=facts["n_regs"],
-                                 shared_bytes=int(facts["shared_bytes"] or 0),
-                                 threads_per_block=int(facts["num_warps"]) * int(facts["warp_size"] or 32),
-                                 kernel=facts["kernel"])
-    return occ.to_json() if hasattr(occ, "to_json") else dict(occ)
+    arch = str(facts["arch"])
+    block = int(facts["num_warps"]) * int(facts["warp_size"] or 32)
+    occ = compute_cuda_occupancy(f"sm_{arch}" if arch.isdigit() else arch, regs_per_thread=facts["n_regs"],
+                                 shared_bytes=int(facts["shared_bytes"] or 0), block_size=block)
+    return {**occ.to_json(), "registers": facts["n_regs"], "shared_bytes": int(facts["shared_bytes"] or 0),
+            "workgroup_size": block}
 
 
 def write_occupancy(run: Path, kernels: list[TritonKernel], folders: dict[str, str]) -> Path:

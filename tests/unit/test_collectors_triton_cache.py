@@ -114,3 +114,20 @@ def test_nothing_loaded_without_triton() -> None:
     if "triton" in __import__("sys").modules:
         pytest.skip("triton is imported in this process")
     assert triton_cache.loaded_kernels() == []
+
+
+def test_cuda_kernel_uses_the_drivers_register_count(tmp_path: Path) -> None:
+    # metadata as Triton 3.x writes it for sm_90; n_regs as CompiledKernel._init_handles reads it from the driver
+    meta = {"name": "triton_poi_fused_add_0", "num_warps": 4, "shared": 0,
+            "target": {"backend": "cuda", "arch": 90, "warp_size": 32}}
+    kernel = triton_cache.TritonKernel("triton_poi_fused_add_0", "f00d", {}, metadata=meta, n_regs=26,
+                                       launched=True)
+    [entry] = json.loads(write_occupancy(tmp_path, [kernel], {"f00d": "k"}).read_text())
+    # 128 threads x 26 regs -> 1024 regs/warp; 64 warps/SM allow 16 blocks, blocks cap 32, regs allow 16
+    assert {k: entry[k] for k in ("arch", "blocks_per_sm", "warps_per_sm", "occupancy_pct", "registers",
+                                  "workgroup_size")} == {
+        "arch": "sm_90", "blocks_per_sm": 16, "warps_per_sm": 64, "occupancy_pct": 100.0, "registers": 26,
+        "workgroup_size": 128}
+    unloaded = triton_cache.TritonKernel("k2", "beef", {}, metadata=meta)
+    [entry] = json.loads(write_occupancy(tmp_path, [unloaded], {"beef": "k2"}).read_text())
+    assert entry["error"] == "register count unknown: the kernel's module was never loaded in this process"
