@@ -89,7 +89,7 @@ def _kernel_text(text: str, name: str) -> str:
 
 def _resources(meta: dict, desc: _Descriptor | None, arch: str, source: str, text: str,
                model: str, compiler: str) -> KernelResources:
-    name = str(meta.get(".name", meta.get("name", "?")))
+    name = str(meta.get("name", "?"))
     spec = get_arch(arch)
     total = int(meta.get("vgpr_count", 0))
     agpr = int(meta.get("agpr_count", 0))
@@ -132,7 +132,6 @@ def read_asm_text(text: str, source: str, *, triton_version: str = "") -> list[K
         compiler = f"triton {triton_version}" if triton_version else (ident[1] if ident else "")
         for meta in metas:
             meta = {k.lstrip("."): v for k, v in meta.items()}
-            meta[".name"] = meta.get("name", "?")
             res = _resources(meta, descriptors.get(str(meta["name"])), normalize_arch(target), source, text,
                              model, compiler)
             kernels[res.name] = res  # a dump holding a kernel twice: the last compile counts

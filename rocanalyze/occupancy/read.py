@@ -123,13 +123,15 @@ def _looks_like_kernel(path: Path) -> bool:
     name = path.name
     if name.endswith((".json",)) and not triton.siblings(path).get("json"):
         return False  # other JSON in a cache dir (grouping files, autotune results)
-    if name.endswith(_KERNEL_SUFFIXES):
+    if name.endswith(_KERNEL_SUFFIXES) and not name.endswith(triton.CODE_SUFFIXES):
         return True
     try:
         with path.open("rb") as f:
             head = f.read(4096)
     except OSError:
         return False
+    if head.startswith(codeobject.ELF_MAGIC):  # a directory may hold NVIDIA cubins: only AMDGPU ELF counts
+        return len(head) > 20 and int.from_bytes(head[18:20], "little") == codeobject.EM_AMDGPU
     return codeobject.sniff(head) or asm.sniff(head.decode("utf-8", "ignore"))
 
 
