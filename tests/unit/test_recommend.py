@@ -211,3 +211,11 @@ def test_evaluate_stays_silent_without_data() -> None:
     empty = Analysis()
     assert recommend(empty) == []
     assert evaluate(rule("launch-bound"), empty) is None
+
+
+def test_every_rule_is_documented() -> None:
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "docs" / "recommendations.md").read_text(encoding="utf-8")
+    for r in load_rules():
+        assert f"| `{r['id']}` | {r['level']} |" in doc, r["id"]
