@@ -47,7 +47,7 @@ def command(
     if num_warps is not None:
         if block_size is not None:
             raise UserError("--num-warps and --block-size both give the workgroup size; pass one")
-        size = num_warps * (wave or 64)
+        size = num_warps * (wave or 64)  # for a file, the kernel's own wave size counts (below)
     errors: list[str] = []
     if paths:
         kernels, errors = read_paths(list(paths))
@@ -55,7 +55,8 @@ def command(
         for kernel in kernels:
             try:
                 results.append(analyze_kernel(kernel, arch=arch, vgpr=vgpr, agpr=agpr, sgpr=sgpr, lds_bytes=lds,
-                                              workgroup_size=size, wave_size=wave, waves_per_eu=waves_per_eu))
+                                              workgroup_size=block_size, num_warps=num_warps,
+                                              wave_size=wave_size, waves_per_eu=waves_per_eu))
             except UserError as err:
                 errors.append(str(err))
     else:

@@ -12,13 +12,16 @@ from rocanalyze.occupancy.lint import lint_isa, lint_ttgir
 from rocanalyze.occupancy.resources import KernelResources
 
 # What-if overrides the command accepts on top of a file's values (None: keep the file's).
-OVERRIDES = ("arch", "vgpr", "agpr", "sgpr", "lds_bytes", "workgroup_size", "wave_size", "waves_per_eu")
+OVERRIDES = ("arch", "vgpr", "agpr", "sgpr", "lds_bytes", "workgroup_size", "num_warps", "wave_size",
+             "waves_per_eu")
 
 
 def analyze_kernel(kernel: KernelResources, **overrides: Any) -> Occupancy:
     """Occupancy and lint findings of one kernel; `overrides` replace file values (what-if)."""
     changes = {k: v for k, v in overrides.items() if v is not None}
     notes = list(kernel.notes)
+    if "num_warps" in changes:  # waves of the kernel's (or the overriding) wave size
+        changes["workgroup_size"] = changes.pop("num_warps") * changes.get("wave_size", kernel.wave_size)
     if "lds_bytes" in changes:
         changes["dynamic_lds_bytes"] = max(changes.pop("lds_bytes") - kernel.static_lds_bytes, 0)
     if changes:

@@ -43,9 +43,14 @@ def _findings(o: Occupancy) -> list[str]:
     return lines + [f"[note] {n}" for n in o.notes]
 
 
+def _models(results: Sequence[Occupancy]) -> str:
+    return "LLVM occupancy model: " + ", ".join(sorted({o.model for o in results})) + " (see docs/occupancy.md)"
+
+
 def render_table(results: Sequence[Occupancy], console: Console) -> None:
     """Print the table, then each kernel's warnings and notes."""
-    table = Table(title="Occupancy (per SIMD; workgroups per CU, or WGP on RDNA)", show_lines=False)
+    table = Table(title="Occupancy (per SIMD; workgroups per CU, or WGP on RDNA)", show_lines=False,
+                  caption=_models(results))
     for col in _COLUMNS:
         table.add_column(col, overflow="fold", no_wrap=col not in ("kernel", "next level"))
     for o in results:
@@ -64,6 +69,7 @@ def render_markdown(results: Sequence[Occupancy]) -> str:
     esc = [[cell.replace("|", "\\|") for cell in _row(o)] for o in results]
     lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "---|" * len(_COLUMNS)]
     lines += ["| " + " | ".join(row) + " |" for row in esc]
+    lines += ["", _models(results)]
     for o in results:
         found = _findings(o)
         if found:

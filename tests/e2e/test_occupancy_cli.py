@@ -93,3 +93,10 @@ def test_realdata_never_tracebacks(capsys):
     assert len(rows) == 17
     stencil = [r for r in rows if "xyz_lds_window" in r["kernel"]][0]
     assert (stencil["compiler_waves_per_simd"], stencil["model"]) == (2, "llvm-legacy")
+
+
+def test_num_warps_uses_the_kernels_wave_size(capsys):
+    wave32 = CORPUS / "gfx1100" / "softmax_b1024_w4.amdgcn.gz"
+    assert main(["occupancy", "--json", "--num-warps", "8", str(wave32)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["wave_size"], row["workgroup_size"], row["waves_per_workgroup"]) == (32, 256, 8)
