@@ -64,10 +64,12 @@ def test_cudnn_attention_forward_and_backward_from_h100_train_step():
     path = data_path("torch_profiler", "h100_captures", "train_step.json.gz")
     fwd = _cost(path, "aten::_cudnn_attention_forward")
     bwd = _cost(path, "aten::_cudnn_attention_backward")
-    causal_fwd = 0.5 * 4 * 8 * 16 * 512 * 512 * 64   # is_causal=True in the workload, read from the trace
+    q = _op(path, "aten::_cudnn_attention_forward")["Input Dims"][0]   # (B, H, S, D) as recorded
+    b, h, s, d = q
+    causal_fwd = 0.5 * 4 * b * h * s * s * d   # the workload passes is_causal=True; read from the trace
     assert fwd.detail["causal"] and fwd.flops == causal_fwd
     assert bwd.detail["causal"] and bwd.detail["backward"] and bwd.flops == 2.5 * causal_fwd
-    assert attention_flops(8, 16, 512, 512, 64, 64, causal=False, backward=False) == 2 * causal_fwd
+    assert attention_flops(b, h, s, s, d, d, causal=False, backward=False) == 2 * causal_fwd
 
 
 def test_convolution_forward_and_backward_from_mi300x_resnet():
