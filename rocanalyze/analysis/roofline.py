@@ -124,6 +124,7 @@ class _Rows:
     name: list[str]
     category: list[str]
     host_copy: np.ndarray
+    kernel: np.ndarray      # a kernel, not a memcpy/memset (those get no share of the op's FLOPs)
     workgroups: np.ndarray
     flops: np.ndarray       # measured by counters; NaN where not measured
     bytes: np.ndarray
@@ -194,15 +195,22 @@ def _add_call(g: _Group, rows: _Rows, lo: int, hi: int, cost: OpCost | None, tor
 
 def _add_kernels(kernel_work: dict[str, list[float]], kernel_peaks: dict[str, str | None], rows: _Rows,
                  lo: int, hi: int, cost: OpCost | None, peak: str | None, g: _Group | None = None) -> None:
-    """Give each kernel of one op call its measured work, or its duration share of the op's modeled work."""
-    total = float(rows.dur[lo:hi].sum())
+    """Give each kernel of one op call its measured work, or its duration share of the op's modeled work.
+
+    Copies and memsets an op launches (cuBLAS workspace memsets, say) get no share: the op's work is
+    split over its kernels only, by duration.
+    """
+    weights = np.where(rows.kernel[lo:hi], rows.dur[lo:hi], 0).astype(float)
+    if weights.sum() <= 0:
+        weights = rows.dur[lo:hi].astype(float)
+    total = float(weights.sum())
     for j in range(lo, hi):
         kname, dur = rows.name[j], float(rows.dur[j])
         if g is not None:
             g.kernels[kname][0] += 1
             g.kernels[kname][1] += dur
             g.categories[rows.category[j]] += dur
-        share = dur / total if total > 0 else 0.0
+        share = weights[j - lo] / total if total > 0 else 0.0
         kw = kernel_work[kname]
         kw[0] += 1
         kw[1] += dur
@@ -238,6 +246,7 @@ def _gpu_rows(gpu: pd.DataFrame, counters: Any) -> _Rows | None:
     return _Rows(op=np.maximum(work["op_index"].to_numpy(np.int64), -1), dur=work["dur_ns"].to_numpy(np.int64),
                  name=work["name"].astype(str).tolist(), category=work["category"].astype(str).tolist(),
                  host_copy=(kinds == "memcpy") & np.isin(copy_kind, ["HtoD", "DtoH", "HtoH"]),
+                 kernel=kinds == "kernel",
                  workgroups=np.where(known, grid.clip(min=1).prod(axis=1), -1),
                  flops=flops[keep][order], bytes=nbytes[keep][order])
 
