@@ -65,16 +65,18 @@ def loaded_kernels() -> list[TritonKernel]:
 
 
 def _from_compiled(obj: Any) -> TritonKernel | None:
+    """A TritonKernel from a live CompiledKernel: the cache's metadata JSON is the canonical metadata."""
     group = getattr(obj, "metadata_group", None) or {}
-    metadata = getattr(obj, "metadata", None)
-    meta = metadata._asdict() if hasattr(metadata, "_asdict") else dict(getattr(metadata, "__dict__", {}))
-    name = getattr(obj, "name", None) or meta.get("name")
+    name = getattr(obj, "name", None)
     if not name or not group:
         return None
-    meta = {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool, list, type(None)))}
-    return TritonKernel(name=str(name), hash=str(getattr(obj, "hash", "") or meta.get("hash", "")),
-                        files={Path(p).name: str(p) for p in group.values()}, metadata=meta,
-                        n_regs=_int_or_none(getattr(obj, "n_regs", None)),
+    files = {Path(p).name: str(p) for p in group.values()}
+    try:
+        meta = json.loads(Path(files[f"{name}.json"]).read_text())
+    except (KeyError, OSError, json.JSONDecodeError):
+        meta = {}
+    return TritonKernel(name=str(name), hash=str(getattr(obj, "hash", "") or meta.get("hash", "")), files=files,
+                        metadata=meta, n_regs=_int_or_none(getattr(obj, "n_regs", None)),
                         n_spills=_int_or_none(getattr(obj, "n_spills", None)),
                         launched=getattr(obj, "module", None) is not None)
 

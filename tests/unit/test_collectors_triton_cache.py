@@ -131,3 +131,46 @@ def test_cuda_kernel_uses_the_drivers_register_count(tmp_path: Path) -> None:
     unloaded = triton_cache.TritonKernel("k2", "beef", {}, metadata=meta)
     [entry] = json.loads(write_occupancy(tmp_path, [unloaded], {"beef": "k2"}).read_text())
     assert entry["error"] == "register count unknown: the kernel's module was never loaded in this process"
+
+
+def _compile_for_gfx942(cache: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+    """A real Triton compile (no GPU needed: an explicit HIP target), into a fresh cache."""
+    triton = pytest.importorskip("triton")
+    tl = pytest.importorskip("triton.language")
+    from triton.backends.compiler import GPUTarget
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+
+    @triton.jit
+    def scale_add(x, y, out, n, alpha, BLOCK: tl.constexpr):  # noqa: N803 (Triton's constexpr style)
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out + offs, alpha * tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+    src = triton.compiler.ASTSource(fn=scale_add, constexprs={"BLOCK": 1024}, signature={
+        "x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32", "alpha": "fp32", "BLOCK": "constexpr"})
+    return triton.compile(src, target=GPUTarget("hip", "gfx942", 64))
+
+
+def test_live_compiled_kernels_name_their_cache_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = _compile_for_gfx942(tmp_path / "cache", monkeypatch)
+    found = [k for k in triton_cache.loaded_kernels() if k.hash == compiled.hash]
+    assert len(found) == 1
+    [kernel] = found
+    assert (kernel.name, kernel.found_by, kernel.launched) == ("scale_add", "process", False)
+    assert {"scale_add.json", "scale_add.amdgcn", "scale_add.hsaco", "scale_add.ttgir"} <= set(kernel.files)
+    assert all(Path(p).parent.parent == tmp_path / "cache" for p in kernel.files.values())
+    assert kernel.metadata["num_warps"] == 4 and kernel.metadata["target"]["arch"] == "gfx942"
+    # as the trace would say it ran: copied, then occupancy from the real gfx942 ISA
+    [ran] = triton_cache.select_ran(found, {"scale_add", "void at::native::vectorized_elementwise_kernel"})
+    run = tmp_path / "run"
+    folders = triton_cache.copy_artifacts([ran], run / "triton")
+    [entry] = json.loads(write_occupancy(run, [ran], folders).read_text())
+    assert "error" not in entry, entry
+    assert (entry["kernel"], entry["arch"], entry["workgroup_size"], entry["wave_size"]) == (
+        "scale_add", "gfx942", 256, 64)
+    assert entry["vgpr"] > 0 and entry["waves_per_simd"] > 0 and entry["limiter"]
+    copied = sorted(p.name for p in (run / "triton" / folders[ran.hash]).iterdir())
+    assert copied == ["scale_add.amdgcn", "scale_add.hsaco", "scale_add.json", "scale_add.llir", "scale_add.source",
+                      "scale_add.ttgir", "scale_add.ttir"]
