@@ -94,18 +94,18 @@ def summary_lines(analysis: Any, top_recommendations: int = 3) -> list[str]:
     """Category table (µs and share of the window) and the first recommendations, as text lines."""
     from rocanalyze.reports.text import fmt_pct, fmt_us
 
-    window = analysis.window_us or 0.0
-    how = analysis.window.get("how", "") if analysis.window else ""
-    lines = [f"window: {fmt_us(analysis.window_us)} ({how}), GPU busy {fmt_us(analysis.busy_us)}"]
-    rows = sorted(analysis.categories_us.items(), key=lambda kv: -kv[1])
-    if analysis.idle_us is not None:
-        rows.append(("idle", analysis.idle_us))
-    width = max([len(name) for name, _ in rows] + [8])
-    for name, us in rows:
-        share = us / window if window else None
-        lines.append(f"  {name:<{width}}  {fmt_us(us):>10}  {fmt_pct(share):>6}")
     if not analysis.kernels:
-        lines.append("  (no GPU kernels recorded)")
+        lines = ["  (no GPU kernels recorded)"]
+    else:
+        window = analysis.window_us or 0.0
+        how = analysis.window.get("how", "") if analysis.window else ""
+        lines = [f"window: {fmt_us(analysis.window_us)} ({how}), GPU busy {fmt_us(analysis.busy_us)}"]
+        rows = sorted(analysis.categories_us.items(), key=lambda kv: -kv[1])
+        if analysis.idle_us is not None:
+            rows.append(("idle", analysis.idle_us))
+        width = max([len(name) for name, _ in rows] + [8])
+        for name, us in rows:
+            lines.append(f"  {name:<{width}}  {fmt_us(us):>10}  {fmt_pct(us / window if window else None):>6}")
     for rec in analysis.recommendations[:top_recommendations]:
         saving = rec.get("saving_us")
         extra = f" (up to {fmt_us(saving)} per window)" if saving else ""
