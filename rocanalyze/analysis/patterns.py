@@ -63,6 +63,8 @@ class _Context:
         self.backward = _under(np.array([n.startswith(BACKWARD_PREFIX) for n in self.names], dtype=bool), self.parent)
         self.order = (np.lexsort((ops["start_ns"].to_numpy(), ops["tid"].to_numpy(), ops["pid"].to_numpy()))
                       if n else np.zeros(0, np.int64))
+        self.order_pos = np.empty(n, dtype=np.int64)
+        self.order_pos[self.order] = np.arange(n)
 
     def outermost(self, names: frozenset[str]) -> np.ndarray:
         """Mask of ops named in `names` whose enclosing op is not itself in `names`."""
@@ -194,25 +196,23 @@ def _unfused_qkv(ctx: _Context) -> list[dict[str, Any]]:
         return []
     lin = ctx.outermost(frozenset(cfg["linear_ops"])) & ~ctx.backward
     shapes = ops["shapes"].to_numpy(dtype=object)
-    tid = ops["tid"].to_numpy()
+    tid, start = ops["tid"].to_numpy(), ops["start_ns"].to_numpy()
+    end = start + ops["dur_ns"].to_numpy()
+    launches = _launch_times(ctx.table)
     max_gap = int(cfg["qkv_max_gap_ops"])
     groups: dict[tuple, dict[str, Any]] = {}
     run: list[tuple[int, tuple[int, ...], int]] = []
-    gap = 0
-    for r in [int(r) for r in ctx.order if ctx.parent[r] < 0 or lin[r]] + [-1]:
-        proj = _projection(ctx.names[r], shapes[r]) if r >= 0 and lin[r] else None
-        if proj is not None:
-            if run and proj[0] == run[0][1] and tid[r] == tid[run[0][0]] and gap <= max_gap:
+    for r in [int(r) for r in np.flatnonzero(lin)[np.argsort(ctx.order_pos[lin], kind="stable")]] + [-1]:
+        proj = _projection(ctx.names[r], shapes[r]) if r >= 0 else None
+        if proj is not None and run:
+            prev = run[-1][0]
+            th = launches.get(int(tid[r]), np.zeros(0))
+            between = np.searchsorted(th, start[r]) - np.searchsorted(th, end[prev], side="right")
+            if proj[0] == run[0][1] and tid[r] == tid[prev] and between <= max_gap:
                 run.append((r, *proj))
-            else:
-                _close_qkv(ctx, run, groups)
-                run = [(r, *proj)]
-            gap = 0
-        elif r < 0 or ctx.launches[r] > 0:  # views and reshapes launch nothing and do not break a run
-            gap += 1
-            if r < 0 or gap > max_gap:
-                _close_qkv(ctx, run, groups)
-                run, gap = [], 0
+                continue
+        _close_qkv(ctx, run, groups)
+        run = [(r, *proj)] if proj is not None else []
     out = []
     for (x, n), g in groups.items():
         out.append({"kind": "unfused_qkv", "time_us": g["ns"] / 1e3, "count": g["count"], "input_shape": list(x),
@@ -222,11 +222,26 @@ def _unfused_qkv(ctx: _Context) -> list[dict[str, Any]]:
     return out
 
 
+def _launch_times(table: EventTable) -> dict[int, np.ndarray]:
+    """Sorted start ns of the runtime calls that launched GPU work, per host thread."""
+    rt, gpu = table.runtime, table.gpu
+    if not len(rt) or not len(gpu):
+        return {}
+    li = gpu["launch_index"].to_numpy()
+    li = np.unique(li[(li >= 0) & (li < len(rt))])
+    starts, tids = rt["start_ns"].to_numpy()[li], rt["tid"].to_numpy()[li]
+    return {int(t): np.sort(starts[tids == t]) for t in np.unique(tids)}
+
+
 def _close_qkv(ctx: _Context, run: list[tuple[int, tuple[int, ...], int]], groups: dict) -> None:
-    """Record a finished run of exactly three same-input projections as one Q/K/V triple."""
-    if len(run) != 3:
-        return  # two (gate/up) or four and more (a stack of layers fed the same shape) are not Q/K/V
-    (rq, x, nq), (rk, _, nk), (rv, _, nv) = run
+    """Record the last three of a finished run of same-input projections as one Q/K/V triple.
+
+    Two (an MLP's gate and up) are not Q/K/V; with four or more, the earlier ones are the previous
+    block's output projection, which sees the same shape when no kernel separates the blocks.
+    """
+    if not 3 <= len(run) <= 4:
+        return  # five and more back-to-back equal GEMMs are a loop of one computation, not Q/K/V
+    (rq, x, nq), (rk, _, nk), (rv, _, nv) = run[-3:]
     ns = float(ctx.gpu_ns[rq] + ctx.gpu_ns[rk] + ctx.gpu_ns[rv])
     if nk != nv or nq < nk or ns <= 0:
         return
@@ -237,12 +252,16 @@ def _close_qkv(ctx: _Context, run: list[tuple[int, tuple[int, ...], int]], group
 
 
 def _eager_chains(ctx: _Context) -> list[dict[str, Any]]:
-    """Runs of >= N back-to-back small elementwise kernels on one stream (not replayed from a graph)."""
+    """Runs of >= N back-to-back elementwise kernels on one stream, each one op (not replayed from a graph).
+
+    A run ends at any other kernel (a reduction, a GEMM), a gap longer than `eager_chain_max_gap_us`
+    or a kernel longer than `eager_chain_max_kernel_us`; Triton kernels are already fused.
+    """
     cfg = ctx.cfg
     gpu = ctx.table.gpu
     if not len(gpu):
         return []
-    small_ns, gap_ns = cfg["eager_chain_small_us"] * 1e3, cfg["eager_chain_max_gap_us"] * 1e3
+    small_ns, gap_ns = cfg["eager_chain_max_kernel_us"] * 1e3, cfg["eager_chain_max_gap_us"] * 1e3
     min_len = int(cfg["eager_chain_min_kernels"])
     fused = re.compile(cfg["eager_chain_exclude_names"])
     df = gpu[["rank", "device", "stream", "start_ns", "dur_ns", "name", "category", "graph", "op_index"]]
@@ -265,10 +284,13 @@ def _eager_chains(ctx: _Context) -> list[dict[str, Any]]:
         ops_in = [int(i) for i in op_idx[rows] if i >= 0]
         key = tuple(sorted({ctx.names[i] for i in ops_in})) or tuple(sorted(set(names[rows]))[:3])
         s = sites.setdefault(key, {"ns": 0.0, "gaps": 0.0, "count": 0, "kernels": 0, "longest": 0,
-                                   "names": Counter(), "ops": []})
+                                   "names": Counter(), "ops": [], "example": {}})
         s["count"] += 1
         s["kernels"] += len(rows)
-        s["longest"] = max(s["longest"], len(rows))
+        if len(rows) > s["longest"]:
+            s["longest"] = len(rows)
+            s["example"] = {"rank": int(lane[rows[0]][0]), "device": int(lane[rows[0]][1]),
+                            "stream": int(lane[rows[0]][2]), "start_ns": int(start[rows[0]]), "kernels": len(rows)}
         s["ns"] += float((end[rows] - start[rows]).sum())
         s["gaps"] += float(np.clip(start[rows][1:] - end[rows][:-1], 0, None).sum())
         s["names"].update(names[rows])
@@ -279,6 +301,7 @@ def _eager_chains(ctx: _Context) -> list[dict[str, Any]]:
         ev = ctx.evidence(s["ops"]) if s["ops"] else {}
         out.append({"kind": "eager_elementwise_chain", "time_us": s["ns"] / 1e3, "count": s["count"],
                     "kernels": s["kernels"], "longest_chain": s["longest"], "gaps_us": s["gaps"] / 1e3,
+                    "example_chain": s["example"],
                     "example_kernels": [n[:160] for n, _ in s["names"].most_common(3)], **ev,
                     "action": "fuse the chain: torch.compile, or a fused op for the expression"})
     return out
@@ -305,8 +328,10 @@ def _host_syncs(ctx: _Context) -> list[dict[str, Any]]:
         mine = (sync["rank"] == rank).to_numpy()
         gpu = ctx.table.gpu[ctx.table.gpu["rank"] == rank]
         idle[mine] = _idle_caused(gpu, sync[mine], cfg["host_sync_idle_cap_us"] * 1e3)
-    trailing = idle < 0  # no GPU work after the sync in the window: the end-of-run sync, not the loop's
-    sync, idle = sync[~trailing], idle[~trailing]
+    if not len(steps):  # without step markers, a sync with no GPU work after it ends the run
+        keep = idle >= 0
+        sync, idle = sync[keep], idle[keep]
+    idle = np.clip(idle, 0, None)
     if len(sync) < int(cfg["host_sync_min_count"]):
         return []
     if len(steps):
