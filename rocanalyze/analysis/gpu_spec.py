@@ -287,6 +287,11 @@ def apply_peaks(spec: GpuSpec, peaks: dict[str, Any], origin: str) -> GpuSpec:
         notes = spec.notes
         spec = spec_from_entry(entry)
         spec.notes = notes + [f"GPU taken from the peaks file's device name ({name!r})."]
+    measured_on = (peaks.get("device") or {}).get("name")
+    other = find_by_name(measured_on) if measured_on else None
+    if spec.known and other is not None and other["key"] != spec.key:
+        spec.notes.append(f"The peaks file was measured on {measured_on!r}, not on this trace's {spec.name}: "
+                          "its ceilings may not fit this run.")
     replaced = []
     for dtype, value in peaks.get("peak_tflops", {}).items():
         old = spec.peak_tflops.get(dtype)

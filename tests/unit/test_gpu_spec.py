@@ -156,6 +156,13 @@ def test_measured_peaks_file_replaces_datasheet_peaks():
     assert "bf16 775.2 (datasheet 989.4)" in spec.notes[-1]
 
 
+def test_peaks_from_another_gpu_are_flagged():
+    spec = select_gpu([], override="MI300X", peaks_file=data_path("ceilings", "h100_peaks.json"))
+    assert spec.peak_tflops["bf16"] == 775.2
+    assert any("measured on 'NVIDIA H100 80GB HBM3', not on this trace's AMD Instinct MI300X" in n
+               for n in spec.notes)
+
+
 def test_peaks_file_alone_names_the_gpu():
     spec = select_gpu([], peaks_file=data_path("ceilings", "h100_peaks.json"))
     assert spec.key == "h100-sxm" and spec.peak_tflops["bf16"] == 775.2
