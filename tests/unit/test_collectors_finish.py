@@ -1,0 +1,58 @@
+"""After the run: analysis.json and the reports in the run folder, and the printed summary (H100 capture)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+from rocanalyze.collectors.distributed import JobInfo
+from rocanalyze.collectors.finish import Finished, analyze_folder, print_summary, summary_lines
+from rocanalyze.collectors.runner import Outcome
+from rocanalyze.collectors.session import RunResult
+from tests.conftest import data_path
+
+
+def _run_folder(tmp_path: Path) -> Path:
+    """A run folder as profile leaves it, around the launch-bound workload captured on an H100."""
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(data_path("torch_profiler", "h100_captures", "launch_bound.json.gz"), run / "trace.json.gz")
+    (run / "run.json").write_text(json.dumps({"command": ["python", "launch_bound.py"], "exit_code": 0,
+                                              "failed": False, "partial": False, "collector": "torch"}))
+    return run
+
+
+def test_analysis_and_reports_land_in_the_run_folder(tmp_path: Path) -> None:
+    run = _run_folder(tmp_path)
+    done = analyze_folder(run)
+    assert [p.name for p in done.written] == ["analysis.json", "report.html", "summary.md", "trace.pftrace"]
+    saved = json.loads((run / "analysis.json").read_text())
+    assert saved["run"]["command"] == ["python", "launch_bound.py"]
+    lines = summary_lines(done.analysis)
+    a = done.analysis
+    assert lines[0].startswith(f"window: {a.window_us / 1e3:.2f} ms ({a.window['how']}), GPU busy ")
+    # the known bottleneck of this workload: the GPU idles waiting on launches
+    idle = lines[len(a.categories_us) + 1]
+    assert idle.split()[0] == "idle" and float(idle.split()[-1].rstrip("%")) > 80
+    first = a.recommendations[0]
+    assert lines[len(a.categories_us) + 2].startswith(f"- [{first['level']}] {first['title']}")
+
+
+def test_printed_summary_ends_with_the_next_command(tmp_path: Path) -> None:
+    run = _run_folder(tmp_path)
+    done = analyze_folder(run)
+    result = RunResult(folder=run, rank_folder=run, outcome=Outcome(), job=JobInfo(),
+                       run_info={"torch": {"gpu_activity": True}})
+    out = io.StringIO()
+    print_summary(result, done, out)
+    text = out.getvalue().splitlines()
+    assert text[0] == f"rocanalyze: the script completed; run folder {run}"
+    assert text[-2:] == [f"report: {run / 'report.html'}",
+                         f"next: rocanalyze report {run}    (re-render), or open {run}/summary.md"]
+    out = io.StringIO()
+    print_summary(RunResult(folder=run, rank_folder=run, outcome=Outcome(exit_code=3, failed=True), job=JobInfo()),
+                  Finished(skipped="--no-report"), out)
+    assert out.getvalue().splitlines() == [f"rocanalyze: the script failed (exit code 3); run folder {run}",
+                                           "rocanalyze: not analyzed: --no-report", f"next: rocanalyze analyze {run}"]
