@@ -163,11 +163,14 @@ def _unfused_attention(ctx: _Context) -> list[dict[str, Any]]:
         extra = [r for r in outer if r not in (r1, r2, r3) and ctx.launches[r] > 0]
         if len(extra) > window:
             continue
+        ns = float(sum(ctx.gpu_ns[r] for r in outer))
+        if ns <= 0:
+            continue  # outside the analyzed window (no GPU rows left)
         key = (first[0], first[1], second[1])
         g = groups.setdefault(key, {"rows": [], "ns": 0.0, "count": 0})
         g["count"] += 1
         g["rows"] += [r1, r2, r3]
-        g["ns"] += float(sum(ctx.gpu_ns[r] for r in outer))
+        g["ns"] += ns
     out = []
     for (q, kt, v), g in groups.items():
         out.append({"kind": "unfused_attention", "time_us": g["ns"] / 1e3, "count": g["count"],
@@ -320,6 +323,10 @@ def _host_syncs(ctx: _Context) -> list[dict[str, Any]]:
         return []
     sync_re = re.compile(cfg["sync_runtime_calls"])
     sync = rt[np.array([bool(sync_re.search(n)) for n in rt["name"].astype(str)], dtype=bool)]
+    window = ctx.table.metadata.get("window_ns")
+    if window:  # the caller's analyzed window, when it cut only the GPU rows
+        t = sync["start_ns"].to_numpy()
+        sync = sync[(t >= window[0]) & (t < window[1])]
     steps = ann[ann["kind"].astype(str) == "step"] if len(ann) else ann
     if len(steps):
         sync = sync[_inside(sync, steps)]
