@@ -81,7 +81,7 @@ def test_gemm_and_attention_time_match_independent_union(name):
     """GEMM comes first in the overlap precedence, attention second: their exclusive times are unions."""
     a, ind = _analysis(name), _independent(name)
     is_gemm = re.compile(r"^nvjet_|gemm|^void cutlass::Kernel2<cutlass_80_simt_sgemm|splitKreduce").search
-    is_attention = re.compile(r"sdpa|flash|fmha").search
+    is_attention = re.compile(r"sdpa|flash|fmha|^void cudnn::fusion::").search  # cuDNN SDPA backward helpers
     gemm = [(s, e) for s, e, n, _ in ind["gpu"] if is_gemm(n)]
     attn = [(s, e) for s, e, n, _ in ind["gpu"] if is_attention(n)]
     gemm_us = _union(gemm, ind["lo"], ind["hi"]) / 1000
