@@ -89,19 +89,13 @@ class EventArray:
         if first is None:
             return []
         lo = first.start() - 1  # data[0] is the array's `[` or a separator: lo >= 0
-        saved = data[lo], (data[cut] if cut < len(data) else None)
-        data[lo] = 91
-        if saved[1] is None:
-            data.append(93)
-        else:
-            data[cut] = 93
+        saved = data[lo], data[cut]  # callers keep cut < len(data): the buffer is never resized
+        data[lo], data[cut] = 91, 93
         try:
             with memoryview(data) as view:
                 return self.decode(view[lo:cut + 1])
         finally:
-            data[lo] = saved[0]
-            if saved[1] is not None:
-                data[cut] = saved[1]
+            data[lo], data[cut] = saved
 
     def _decode_or_fail(self, data: bytearray, cut: int, skip: int, offset: int) -> list[Any]:
         try:
@@ -149,7 +143,7 @@ class EventArray:
         pos, chars, depth = structure(memoryview(data)[skip:])
         closes = np.flatnonzero((chars == 93) & (depth == -1))
         if not len(closes):
-            raise self._fail("truncated JSON (the event array never closes)", offset + len(data))
+            raise self._fail("truncated or corrupt JSON (the event array never closes)", offset + len(data))
         close = int(pos[closes[0]]) + skip
         yield self._decode_or_fail(data, close, skip, offset)
         self.rest = prefix + bytes(data[close:])
@@ -173,5 +167,5 @@ class EventArray:
         bad = np.flatnonzero(depth < 0)
         if len(bad):  # the array closes inside this block: cut before it, the end handles the rest
             pos, chars, depth = pos[: bad[0]], chars[: bad[0]], depth[: bad[0]]
-        ends = np.flatnonzero((chars == 125) & (depth == 0))
+        ends = np.flatnonzero((chars == 125) & (depth == 0) & (pos + 1 < len(data)))
         return int(pos[ends[-1]]) + 1 if len(ends) else None
