@@ -115,7 +115,9 @@ def test_gfx950_agent_info_clock_picks_mi350x():
 
 def test_gcd_of_mi250x_and_mi210_told_apart_by_cu_count():
     assert select_gpu([DeviceInfo(arch="gfx90a", compute_units=110)]).key == "mi250x"
-    assert select_gpu([DeviceInfo(arch="gfx90a", compute_units=104)]).key == "mi210"
+    gcd = select_gpu([DeviceInfo(arch="gfx90a", compute_units=104)])
+    assert gcd.key == "mi210" and gcd.assumed and "MI250 (one GCD)" in gcd.notes[0]
+    assert gcd.peak_tflops == spec_from_entry(next(e for e in gpu_entries() if e["key"] == "mi250")).peak_tflops
     assert select_gpu([DeviceInfo(arch="gfx908", compute_units=120)]).key == "mi100"
 
 
@@ -135,7 +137,7 @@ def test_override_and_unknown_override():
     assert spec.key == "mi300a" and spec.notes[0] == "GPU set by --gpu MI300A."
     with pytest.raises(UserError) as err:
         select_gpu([], override="MI999")
-    assert str(err.value).startswith("unknown GPU 'MI999' for --gpu: use one of mi100, mi210, mi250x")
+    assert str(err.value).startswith("unknown GPU 'MI999' for --gpu: use one of mi100, mi210, mi250, mi250x")
 
 
 def test_no_device_info_gives_an_unknown_spec_that_says_why():
