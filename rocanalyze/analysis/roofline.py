@@ -72,10 +72,13 @@ def place(flops: float | None, nbytes: float | None, seconds: float, gpu: GpuSpe
     return out
 
 
-def counter_work(c: Any) -> tuple[float, float] | None:
-    """(FLOPs, HBM bytes) of one dispatch from rocprof-compute counters (a mapping); None without them."""
-    def get(name: str) -> float:
+def counter_work(c: Any) -> tuple[Any, Any] | None:
+    """(FLOPs, HBM bytes) from rocprof-compute counters: of one dispatch (a mapping), or per row (a
+    DataFrame, giving two Series); None when no FLOP counter is there."""
+    def get(name: str) -> Any:
         v = c.get(name)
+        if isinstance(v, pd.Series):
+            return v.fillna(0.0).astype(float)
         return 0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
     weights = {**VALU_COUNTERS, **MFMA_COUNTERS}
@@ -133,8 +136,8 @@ class _Rows:
 def model_ops(table: Any, gpu: GpuSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ops, kernels): one roofline entry per (op, shapes, dtypes) and rates per kernel name, by GPU time.
 
-    Where `table.metadata["counters"]` holds rocprof-compute counters per GPU row (a DataFrame indexed
-    like `table.gpu`), measured FLOPs and HBM bytes replace the model's for those rows.
+    Where `table.metadata["counters"]` holds hardware counters per GPU row (the readers' DataFrame:
+    `gpu_row` plus one column per counter), measured FLOPs and HBM bytes replace the model's.
     """
     rows = _gpu_rows(table.gpu, table.metadata.get("counters"))
     if rows is None:
@@ -227,12 +230,13 @@ def _gpu_rows(gpu: pd.DataFrame, counters: Any) -> _Rows | None:
     """GPU rows launched by a known op or measured by counters, sorted by op, with workgroup counts."""
     flops = np.full(len(gpu), np.nan)
     nbytes = np.full(len(gpu), np.nan)
-    if isinstance(counters, pd.DataFrame) and not counters.empty:
-        pos = gpu.index.get_indexer(counters.index)
-        for p, (_, c) in zip(pos, counters.iterrows(), strict=True):
-            work = counter_work(c) if p >= 0 else None
-            if work is not None:
-                flops[p], nbytes[p] = work
+    if isinstance(counters, pd.DataFrame) and not counters.empty and (work := counter_work(counters)):
+        # the readers give `gpu_row`, the row's position in the unwindowed gpu frame (its index label)
+        keys = counters["gpu_row"].to_numpy() if "gpu_row" in counters else counters.index.to_numpy()
+        pos = gpu.index.get_indexer(keys)
+        hit = pos >= 0
+        flops[pos[hit]] = np.asarray(work[0], dtype=float)[hit]
+        nbytes[pos[hit]] = np.asarray(work[1], dtype=float)[hit]
     keep = (gpu["op_index"].to_numpy() >= 0) | ~np.isnan(flops)
     if not keep.any():
         return None

@@ -155,21 +155,19 @@ def test_rocprof_compute_counters_give_measured_work():
     import pandas as pd
 
     from rocanalyze.analysis.roofline import counter_work
-    from rocanalyze.traces.schema import GPU_COLUMNS, EventTable, make_frame
 
-    pmc = pd.read_csv(realdata_path("rocprof_compute", "batched_gemm_bmm1_mi300x", "pmc_perf.csv.gz"))
+    folder = realdata_path("rocprof_compute", "batched_gemm_bmm1_mi300x")
+    pmc = pd.read_csv(folder / "pmc_perf.csv.gz")
     bmm = pmc[pmc["Kernel_Name"].str.startswith("void batched_matrix_multiplication")].iloc[0]
     flops, hbm = counter_work(bmm)
     assert flops == 4194304 * 512 == 2 * 1024**3          # SQ_INSTS_VALU_MFMA_MOPS_BF16 x 512
     assert hbm == 411655 * 128 + (410768 - 411655) * 64 + (262448 - 262365) * 32 + 262365 * 64
-    gpu = make_frame(GPU_COLUMNS, {
-        "name": pmc["Kernel_Name"].tolist(), "start_ns": pmc["Start_Timestamp"].astype("int64"),
-        "dur_ns": (pmc["End_Timestamp"] - pmc["Start_Timestamp"]).astype("int64"),
-        "grid_x": pmc["Grid_Size"] // pmc["Workgroup_Size"], "grid_y": [1] * len(pmc), "grid_z": [1] * len(pmc)})
-    table = EventTable.build(source_format="rocprof-compute", paths=[], gpu=gpu, metadata={"counters": pmc})
-    ops, kernels = model_ops(table, select_gpu([], override="MI300X"))
+    table = read(folder)                                  # the readers put counters in metadata
+    gpu = select_gpu(table.devices)
+    assert gpu.key == "mi300x" and not gpu.assumed
+    ops, kernels = model_ops(table, gpu)
     assert ops == []                                      # no framework ops: kernel rates only
-    k = next(k for k in kernels if k["name"] == bmm["Kernel_Name"])
+    k = next(k for k in kernels if k["name"].startswith("void batched_matrix_multiplication"))
     assert k["calls"] == 150 and k["flops"] == 150 * 2 * 1024**3
     assert k["tflops"] == pytest.approx(k["flops"] / (k["time_us"] / 1e6) / 1e12)
     fill = next(k for k in kernels if k["name"] == "__amd_rocclr_fillBufferAligned")
