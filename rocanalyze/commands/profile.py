@@ -52,10 +52,8 @@ def command(
     result = profile(opts)
     done = finish_run(result, report=not no_report, wait_ranks_s=wait_ranks)
     print_summary(result, done)
-    if result.outcome.exit_code:
+    if result.outcome.exit_code:   # the script's code, also when the analysis could not be made
         raise ScriptExit(result.outcome.exit_code)
-    if done.error is not None:
-        raise UserError(f"the run folder was written but not analyzed: {done.error}")
 
 
 def _target(module: bool, args: list[str], collector: str) -> Target:
