@@ -24,19 +24,18 @@ def test_same_workload_is_within_noise(tmp_path: Path, capsys) -> None:
     assert md.read_text() in out
 
 
-def test_compiled_change_is_named_and_json_written(tmp_path: Path, capsys) -> None:
-    js = tmp_path / "delta.json"
-    assert main(["compare", trace("launch_bound"), trace("compiled"), "--json", str(js)]) == 0
-    out = capsys.readouterr().out
-    assert "(-30.6%, significant): idle -30.6%, elementwise -58.3%, norm -45.1%." in out
+def test_regression_exits_3_after_writing_its_outputs(tmp_path: Path, capsys) -> None:
+    js, md = tmp_path / "delta.json", tmp_path / "delta.md"
+    argv = ["compare", trace("compiled"), trace("launch_bound"), "--json", str(js), "-o", str(md),
+            "--fail-on-regression", "5"]
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    assert "(+44.1%, significant): idle +44.2%, elementwise +139.8%, norm +82.2%" in captured.out
+    assert captured.err == "rocanalyze: regression: step time +44.1% (over 5%, significant)\n"
     result = json.loads(js.read_text())
     assert result["step"]["significant"] is True and result["detail_kind"] == "kernel"
-
-
-def test_fail_on_regression_exits_3(capsys) -> None:
-    assert main(["compare", trace("compiled"), trace("launch_bound"), "--fail-on-regression", "5"]) == 3
-    err = capsys.readouterr().err
-    assert err == "rocanalyze: regression: step time +44.1% (over 5%, significant)\n"
+    assert "| step time | 15.699 ms ± 426.7 µs (n=3) | 22.622 ms ± 537.6 µs (n=3) | +44.1% | **significant** |" \
+        in md.read_text()
 
 
 def test_bad_arguments_are_one_line(tmp_path: Path, capsys) -> None:
