@@ -139,7 +139,8 @@ def test_module_with_schedule_and_memory(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "train.py").write_text(TRAIN)
     monkeypatch.chdir(tmp_path)
-    assert main(["profile", "--no-report", "--steps", "1,1,2", "--memory", "-m", "pkg.train", "--steps", "6"]) == 0
+    assert main(["profile", "--no-report", "--steps", "1,1,2", "--memory", "--with-stack", "-m", "pkg.train",
+                 "--steps", "6"]) == 0
     [run] = [p for p in tmp_path.iterdir() if p.name.startswith("rocanalyze-pkg.train-")]
     info = _run_json(run)
     assert info["command"] == ["python", "-m", "pkg.train", "--steps", "6"]
@@ -147,6 +148,9 @@ def test_module_with_schedule_and_memory(tmp_path: Path, monkeypatch: pytest.Mon
     assert info["torch"]["memory"] == "memory.json"
     assert json.loads((run / "memory.json").read_text())["note"] == "no GPU: device memory not recorded"
     assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#2", "ProfilerStep#3"}
+    events = json.loads(gzip.decompress((run / "trace.json.gz").read_bytes()))["traceEvents"]
+    frames = {e["name"] for e in events if e.get("cat") == "python_function"}      # --with-stack
+    assert "pkg/train.py(14): <module>" in frames          # the script's loop line, path as Kineto shortens it
 
 
 def test_torch_missing_is_one_line(tmp_path: Path, script: Path) -> None:
@@ -160,3 +164,18 @@ def test_torch_missing_is_one_line(tmp_path: Path, script: Path) -> None:
     assert proc.stderr == ("rocanalyze: error: PyTorch is not importable (No module named 'torch'); install the "
                            "ROCm or CUDA build of torch for your GPU, or use --collector rocprof\n")
     assert not (tmp_path / "run").exists()
+
+
+def test_full_run_writes_the_analysis_and_reports(tmp_path: Path, script: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "-o", str(run), str(script)]) == 0
+    out = capsys.readouterr().out
+    assert {"analysis.json", "report.html", "summary.md", "trace.pftrace"} <= {p.name for p in run.iterdir()}
+    analysis = json.loads((run / "analysis.json").read_text())
+    assert analysis["run"]["command"] == ["python", str(script)] and analysis["run"]["exit_code"] == 0
+    assert "no GPU activity was recorded (CPU-only run or no GPU work)" in analysis["notes"]
+    assert analysis["kernels"] == []
+    assert "  (no GPU kernels recorded)\n" in out
+    assert f"report: {run / 'report.html'}\n" in out
+    assert out.rstrip().endswith(f"next: rocanalyze report {run}    (re-render), or open {run}/summary.md")
