@@ -143,8 +143,11 @@ class TorchCollector:
         if not self._started:
             return facts
         if self.settings.memory and self._gpu:
-            self._torch.cuda.synchronize()
-            self._sample_memory()
+            try:
+                self._torch.cuda.synchronize()
+                self._sample_memory()
+            except RuntimeError as err:      # the script died of a device error: keep the trace anyway
+                facts["memory_note"] = f"last memory sample failed: {str(err).splitlines()[0]}"
         self._prof.stop()                 # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None
