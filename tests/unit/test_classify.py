@@ -82,7 +82,7 @@ TRAPS = [
     ("FillFunctor", "memset"),
     ("native_layer_norm", "norm"),                  # triton_per/red_fused_..._native_layer_norm
     ("add_mean_mul_pow_rsqrt", "norm"),              # RMSNorm written out, fused by inductor
-    ("triton_poi_", "elementwise"),
+    ("triton_poi_fused__to_copy", "elementwise"),   # inductor dtype conversion
     ("igemm_", "conv"),                              # MIOpen implicit GEMM convolutions
     ("_implicit_gemm_", "conv"),                     # cuDNN xmma implicit GEMM convolutions
     ("splitKreduce", "gemm"),
