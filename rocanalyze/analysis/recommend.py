@@ -98,15 +98,23 @@ def measure_idle(a: Analysis) -> Metrics | None:
     syncs = [p for p in a.patterns if p.get("kind") == "host_sync"]
     return {
         **_pct_fields("launch_bound", float(idle.get("launch_bound", 0.0)), a),
-        **_pct_fields("h2d", float(idle.get("h2d_copy", 0.0)), a),
+        **_h2d(a, float(idle.get("h2d_copy", 0.0))),
         **_pct_fields("sync", float(idle.get("sync", 0.0)), a),
         "kernels_per_step": float(launch.get("kernels_per_step") or 0.0),
         "short_kernel_pct": 100.0 * float(launch.get("short_kernel_share") or 0.0),
         "launch_call_mean_us": float(launch.get("launch_call_mean_us") or 0.0),
-        "pageable_note": "pin the host buffers (pageable copies stage through a bounce buffer)",
         "sync_note": (f"{len(syncs)} sync points found in the loop: {_detail(max(syncs, key=_time))}"
                       if syncs else "the trace does not say which call synchronised"),
     }
+
+
+def _h2d(a: Analysis, idle_us: float) -> Metrics:
+    """Host-to-device copy cost: GPU idle behind the copies plus the copies' own time (pageable part)."""
+    copies = [k for k in a.kernels if k.get("kind") == "memcpy" and "HtoD" in str(k.get("name"))]
+    busy = sum(float(k["total_us"]) for k in copies)
+    pageable = sum(float(k["total_us"]) for k in copies if "Pageable" in str(k.get("name")))
+    return {**_pct_fields("h2d", idle_us + busy, a), "h2d_idle_us": idle_us, "h2d_copy_us": busy,
+            "h2d_pageable_us": pageable, "h2d_calls": sum(int(k.get("calls") or 0) for k in copies)}
 
 
 def measure_pattern(a: Analysis, kind: str) -> Metrics | None:

@@ -21,7 +21,7 @@ def test_html_from_trace(tmp_path: Path, capsys) -> None:
     assert f"wrote {out} (" in stdout and "rocanalyze compare BASE NEW" in stdout
     page = out.read_text()
     assert 4_800_000 < len(page.encode()) <= 6_500_000
-    assert "The GPU waits on kernel launches for 92.6% of the window" in page
+    assert "The GPU waits on kernel launches for " in page and 'id="rec-launch-bound"' in page
 
 
 def test_every_format_by_extension_and_flag(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def test_launch_bound_fires_with_this_runs_numbers() -> None:
     rec = next(r for r in recommend(a) if r["id"] == "launch-bound")
     assert rec["level"] == 2
     assert rec["saving_us"] == pytest.approx(a.idle_breakdown_us["launch_bound"], abs=1e-3)
-    assert 60_000 < rec["saving_us"] < 65_000  # 62.8 ms of a 67.9 ms window on the H100 capture
+    assert rec["saving_us"] > 0.5 * a.window_us  # MANIFEST.md: this workload waits on launches
     assert f"{a.idle_breakdown_us['launch_bound']:.0f} µs of {a.window_us:.0f} µs" in rec["evidence"]
     assert "480 kernels per step" in rec["evidence"]
     assert 'torch.compile(model, mode="default")' in rec["action"] and "torch.cuda.graph(g)" in rec["action"]
@@ -64,10 +64,10 @@ def test_launch_bound_silent_on_a_gpu_bound_gemm() -> None:
 
 
 def test_recommendations_ordered_by_saving() -> None:
-    recs = recommend(h100("item_sync"))
-    assert [r["id"] for r in recs][:2] == ["launch-bound", "host-sync"]
-    savings = [r["saving_us"] for r in recs]
-    assert savings == sorted(savings, reverse=True)
+    for name in ("item_sync", "train_step", "fp32_gemm", "launch_bound", "compiled"):
+        savings = [r["saving_us"] for r in recommend(h100(name))]
+        assert savings == sorted(savings, reverse=True), name
+    assert ids(h100("item_sync"))[0] == "host-sync"  # MANIFEST.md: the .item() stalls come first
 
 
 def test_host_sync_fires_on_item_loop_only() -> None:
@@ -82,7 +82,12 @@ def test_host_sync_fires_on_item_loop_only() -> None:
 def test_h2d_copies_fires_on_pageable_copy_loop_only() -> None:
     a = h100("h2d_copy")
     rec = next(r for r in recommend(a) if r["id"] == "h2d-copies")
-    assert f"{a.idle_breakdown_us['h2d_copy']:.0f} µs idle" in rec["evidence"]
+    copies = [k for k in a.kernels if k["name"] == "Memcpy HtoD (Pageable -> Device)"]
+    assert len(copies) == 1
+    copy_us = copies[0]["total_us"]
+    assert f"{copy_us:.0f} µs copying host to device in {copies[0]['calls']} copies ({copy_us:.0f} µs from " \
+        "pageable memory)" in rec["evidence"]
+    assert rec["saving_us"] == pytest.approx(0.5 * (copy_us + a.idle_breakdown_us["h2d_copy"]), abs=1e-3)
     assert "pin_memory=True" in rec["action"] and "non_blocking=True" in rec["action"]
     assert "h2d-copies" not in ids(h100("big_gemm"))
 

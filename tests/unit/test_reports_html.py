@@ -57,7 +57,8 @@ def test_headline_and_recommendations_quote_this_run() -> None:
     assert rec["id"] == "launch-bound"
     assert "Level 2: torch.compile and graphs" in page
     assert f'id="rec-{rec["id"]}"' in page
-    assert "92.6% of the window" in page  # launch-bound share of this capture's window
+    share = 100 * a.idle_breakdown_us["launch_bound"] / a.window_us
+    assert f"The GPU waits on kernel launches for {share:.1f}% of the window" in page
     assert "<code>TORCH_LOGS=graph_breaks</code>" in page  # backtick spans shown as code
 
 

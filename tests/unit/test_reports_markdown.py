@@ -7,6 +7,7 @@ import functools
 from rocanalyze.analysis.build import analyze
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.reports import markdown, terminal
+from rocanalyze.reports.text import fmt_pct, fmt_us
 from tests.conftest import data_path, realdata_path
 
 
@@ -22,9 +23,10 @@ def test_summary_has_headline_tables_recommendations_and_env_line() -> None:
     assert md.startswith("## rocanalyze: launch_bound.json.gz")
     assert "**GPU busy** " in md and "NVIDIA H100" in md
     assert "| category | time | share of window |" in md
-    assert "| idle: launch_bound | 62.84 ms | 92.6% |" in md  # this capture's launch-bound idle
-    assert "### Top 15 kernels" in md or "### Top" in md
-    assert "1. **The GPU waits on kernel launches for 92.6% of the window**" in md
+    lb = a.idle_breakdown_us["launch_bound"]
+    assert f"| idle: launch_bound | {fmt_us(lb)} | {fmt_pct(lb / a.window_us)} |" in md
+    assert f"### Top {min(15, len(a.top_kernels))} kernels" in md
+    assert f"1. **The GPU waits on kernel launches for {100 * lb / a.window_us:.1f}% of the window**" in md
     assert md.rstrip().endswith("</sub>") and "no env.json" in md
 
 
