@@ -180,6 +180,7 @@ def _capture_triton(folder: Path, info: dict[str, Any], loaded: list[triton_cach
         ran_names = (triton_cache.kernel_names_in_csv(trace) if trace.suffix == ".csv"
                      else triton_cache.kernel_names_in_trace(trace))
     kernels = triton_cache.select_ran(loaded, ran_names)
+    triton_cache.attach_cache_files(kernels, triton_cache.cache_dir())
     if ran_names:
         missing = ran_names - {k.name for k in loaded}   # compiled elsewhere: match the cache by name
         kernels += triton_cache.find_in_cache(missing, triton_cache.cache_dir())

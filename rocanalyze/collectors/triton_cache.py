@@ -48,20 +48,48 @@ def cache_dir(environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
 
 
 def loaded_kernels() -> list[TritonKernel]:
-    """CompiledKernel objects alive in this process (empty when the script never imported triton)."""
+    """Triton kernels alive in this process (empty when the script never imported triton).
+
+    Two kinds of objects: triton's CompiledKernel (names its cache files), and Inductor's
+    StaticallyLaunched*Kernel, which launches the cubin/hsaco itself and holds the driver's
+    register count but no file names (attach_cache_files finds them by hash).
+    """
     if "triton" not in sys.modules:
         return []
     out: dict[str, TritonKernel] = {}
+    static: list[TritonKernel] = []
     for obj in gc.get_objects():
         cls = type(obj)
-        if cls.__name__ != "CompiledKernel" or not cls.__module__.startswith("triton"):
-            continue
-        kernel = _from_compiled(obj)
-        if kernel is not None:
-            previous = out.get(kernel.hash)
-            if previous is None or (kernel.launched and not previous.launched):
-                out[kernel.hash] = kernel
+        if cls.__name__ == "CompiledKernel" and cls.__module__.startswith("triton"):
+            kernel = _from_compiled(obj)
+            if kernel is not None:
+                previous = out.get(kernel.hash)
+                if previous is None or (kernel.launched and not previous.launched):
+                    out[kernel.hash] = kernel
+        elif cls.__name__.startswith("StaticallyLaunched") and cls.__module__.startswith("torch._inductor"):
+            kernel = _from_static(obj)
+            if kernel is not None:
+                static.append(kernel)
+    for kernel in static:                    # the driver's counts onto the CompiledKernel of the same hash
+        twin = out.get(kernel.hash)
+        if twin is None:
+            out[kernel.hash] = kernel
+        elif kernel.launched:
+            twin.n_regs, twin.n_spills, twin.launched = kernel.n_regs, kernel.n_spills, True
     return sorted(out.values(), key=lambda k: (k.name, k.hash))
+
+
+def _from_static(obj: Any) -> TritonKernel | None:
+    """A TritonKernel from Inductor's static launcher (no files; n_regs once the kernel is loaded)."""
+    name, khash = getattr(obj, "name", None), getattr(obj, "hash", None)
+    if not name or not khash:
+        return None
+    return TritonKernel(name=str(name), hash=str(khash), files={},
+                        metadata={"name": name, "num_warps": getattr(obj, "num_warps", None),
+                                  "shared": getattr(obj, "shared", None)},
+                        n_regs=_int_or_none(getattr(obj, "n_regs", None)),
+                        n_spills=_int_or_none(getattr(obj, "n_spills", None)),
+                        launched=getattr(obj, "function", None) is not None, found_by="static-launcher")
 
 
 def _from_compiled(obj: Any) -> TritonKernel | None:
@@ -88,33 +116,48 @@ def _int_or_none(value: Any) -> int | None:
 def find_in_cache(names: set[str], root: Path) -> list[TritonKernel]:
     """Cache entries (root/<key>/<name>.json) for the given kernel names, the newest entry per name."""
     out: list[TritonKernel] = []
-    for name, meta_path in sorted(_index_cache(root, names).items()):
-        try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        files = {p.name: str(p) for p in meta_path.parent.iterdir() if p.suffix in KEEP_SUFFIXES}
-        out.append(TritonKernel(name=name, hash=str(meta.get("hash", meta_path.parent.name)), files=files,
-                                metadata=meta, found_by="cache"))
+    for name, paths in sorted(_index_cache(root, names).items()):
+        kernel = _cache_entry(name, paths[0])
+        if kernel is not None:
+            out.append(kernel)
     return out
 
 
-def _index_cache(root: Path, names: set[str]) -> dict[str, Path]:
-    """One pass over the cache: name -> newest <key>/<name>.json among `names`."""
-    newest: dict[str, tuple[float, Path]] = {}
-    if not root.is_dir():
+def attach_cache_files(kernels: list[TritonKernel], root: Path) -> None:
+    """Give kernels known without files (static launcher) their cache entry: same hash, else newest."""
+    bare = [k for k in kernels if not k.files]
+    index = _index_cache(root, {k.name for k in bare}) if bare else {}
+    for kernel in bare:
+        entries = [e for e in (_cache_entry(kernel.name, p) for p in index.get(kernel.name, [])) if e]
+        match = next((e for e in entries if e.hash == kernel.hash), entries[0] if entries else None)
+        if match is not None:
+            kernel.files = match.files
+            kernel.metadata = {**kernel.metadata, **match.metadata}
+
+
+def _cache_entry(name: str, meta_path: Path) -> TritonKernel | None:
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    files = {p.name: str(p) for p in meta_path.parent.iterdir() if p.suffix in KEEP_SUFFIXES}
+    return TritonKernel(name=name, hash=str(meta.get("hash", meta_path.parent.name)), files=files,
+                        metadata=meta, found_by="cache")
+
+
+def _index_cache(root: Path, names: set[str]) -> dict[str, list[Path]]:
+    """One pass over the cache: name -> its <key>/<name>.json files, newest first."""
+    found: dict[str, list[tuple[float, Path]]] = {}
+    if not root.is_dir() or not names:
         return {}
     for entry in os.scandir(root):
         if not entry.is_dir():
             continue
         for child in os.scandir(entry.path):
             stem = child.name.removesuffix(".json")
-            if stem == child.name or stem not in names:
-                continue
-            mtime = child.stat().st_mtime
-            if stem not in newest or mtime > newest[stem][0]:
-                newest[stem] = (mtime, Path(child.path))
-    return {name: path for name, (_, path) in newest.items()}
+            if stem != child.name and stem in names:
+                found.setdefault(stem, []).append((child.stat().st_mtime, Path(child.path)))
+    return {name: [p for _, p in sorted(items, key=lambda t: -t[0])] for name, items in found.items()}
 
 
 def select_ran(kernels: list[TritonKernel], ran_names: set[str] | None) -> list[TritonKernel]:

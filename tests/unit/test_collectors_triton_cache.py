@@ -174,3 +174,24 @@ def test_live_compiled_kernels_name_their_cache_files(tmp_path: Path, monkeypatc
     copied = sorted(p.name for p in (run / "triton" / folders[ran.hash]).iterdir())
     assert copied == ["scale_add.amdgcn", "scale_add.hsaco", "scale_add.json", "scale_add.llir", "scale_add.source",
                       "scale_add.ttgir", "scale_add.ttir"]
+
+
+def test_static_launcher_kernels_get_the_cache_entry_of_their_hash(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    compiled = _compile_for_gfx942(cache, monkeypatch)
+    [entry] = list(cache.iterdir())
+    decoy = cache / "DECOY"                      # a newer entry of the same name, another specialization
+    shutil.copytree(entry, decoy)
+    meta = json.loads((decoy / "scale_add.json").read_text())
+    (decoy / "scale_add.json").write_text(json.dumps({**meta, "hash": "0" * 64}))
+    os.utime(entry / "scale_add.json", (1_000_000, 1_000_000))
+    # what Inductor's StaticallyLaunchedCudaKernel knows: name, hash, warps, shared, the driver's counts
+    kernel = triton_cache.TritonKernel("scale_add", compiled.hash, {}, metadata={"name": "scale_add", "num_warps": 4,
+                                                                                "shared": 0},
+                                       n_regs=12, n_spills=0, launched=True, found_by="static-launcher")
+    triton_cache.attach_cache_files([kernel], cache)
+    assert Path(kernel.files["scale_add.amdgcn"]).parent == entry
+    assert kernel.metadata["target"] == {"backend": "hip", "arch": "gfx942", "warp_size": 64}
+    assert (kernel.n_regs, kernel.found_by) == (12, "static-launcher")
+    assert triton_cache.find_in_cache({"scale_add"}, cache)[0].hash == "0" * 64     # by name alone: the newest

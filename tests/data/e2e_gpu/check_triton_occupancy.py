@@ -1,0 +1,57 @@
+"""GPU check (run on the lent H100, not in CI): profile examples/workloads/compiled.py in-process, then
+compare each captured Triton kernel's occupancy.json (rocanalyze.occupancy.cuda with the driver's
+n_regs and the metadata's shared/num_warps) against the CUDA driver's own
+cuOccupancyMaxActiveBlocksPerMultiprocessor on the live kernel handle.
+
+    python tests/data/e2e_gpu/check_triton_occupancy.py RUN_FOLDER
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rocanalyze.collectors import triton_cache
+from rocanalyze.collectors.finish import finish_run, print_summary
+from rocanalyze.collectors.runner import Target
+from rocanalyze.collectors.session import ProfileOptions, profile
+
+
+def driver_blocks(function: int, block: int, shared: int) -> int:
+    from cuda.bindings import driver
+
+    err, blocks = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(driver.CUfunction(function), block, shared)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor: {err}")
+    return int(blocks)
+
+
+def main(run: Path) -> int:
+    result = profile(ProfileOptions(Target("script", "examples/workloads/compiled.py", []), output=run))
+    print_summary(result, finish_run(result, report=True, wait_ranks_s=0))
+    entries = {e["kernel"]: e for e in json.loads((run / "occupancy.json").read_text())}
+    live = {k.name: k for k in triton_cache.loaded_kernels() if k.launched}
+    import gc
+
+    handles = {getattr(o, "name", None): o for o in gc.get_objects()
+               if type(o).__name__ == "CompiledKernel" and getattr(o, "function", None)}
+    rows, bad = [], 0
+    for name, entry in sorted(entries.items()):
+        obj = handles.get(name)
+        if obj is None or "blocks_per_sm" not in entry:
+            rows.append(f"{name}: not checkable ({entry.get('error', 'no live handle')})")
+            continue
+        block = int(obj.metadata.num_warps) * 32
+        ours, theirs = entry["blocks_per_sm"], driver_blocks(obj.function, block, int(obj.metadata.shared))
+        bad += ours != theirs
+        rows.append(f"{name}: regs {entry['registers']} shared {entry['shared_bytes']} block {block}: "
+                    f"rocanalyze {ours} blocks/SM, driver {theirs} {'OK' if ours == theirs else 'MISMATCH'}")
+    print("\n".join(rows))
+    print(f"triton kernels: {len(entries)} in occupancy.json, {len(live)} launched in-process, "
+          f"{len(rows) - sum('not checkable' in r for r in rows)} checked, {bad} mismatches")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))
