@@ -8,6 +8,7 @@ cuOccupancyMaxActiveBlocksPerMultiprocessor on the live kernel handle.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -30,23 +31,27 @@ def driver_blocks(function: int, block: int, shared: int) -> int:
 def main(run: Path) -> int:
     result = profile(ProfileOptions(Target("script", "examples/workloads/compiled.py", []), output=run))
     print_summary(result, finish_run(result, report=True, wait_ranks_s=0))
-    entries = {e["kernel"]: e for e in json.loads((run / "occupancy.json").read_text())}
+    occupancy = run / "occupancy.json"
+    entries = {e["kernel"]: e for e in json.loads(occupancy.read_text())} if occupancy.is_file() else {}
     live = {k.name: k for k in triton_cache.loaded_kernels() if k.launched}
-    import gc
-
-    handles = {getattr(o, "name", None): o for o in gc.get_objects()
-               if type(o).__name__ == "CompiledKernel" and getattr(o, "function", None)}
+    handles = {}                      # name -> (function handle, threads per block, shared bytes)
+    for obj in gc.get_objects():
+        kind = type(obj).__name__
+        if kind == "CompiledKernel" and getattr(obj, "function", None):
+            handles[obj.name] = (obj.function, obj.metadata.num_warps * 32, obj.metadata.shared)
+        elif kind.startswith("StaticallyLaunched") and getattr(obj, "function", None):
+            handles[obj.name] = (obj.function, obj.num_warps * 32, obj.shared)
     rows, bad = [], 0
     for name, entry in sorted(entries.items()):
-        obj = handles.get(name)
-        if obj is None or "blocks_per_sm" not in entry:
+        if name not in handles or "blocks_per_sm" not in entry:
             rows.append(f"{name}: not checkable ({entry.get('error', 'no live handle')})")
             continue
-        block = int(obj.metadata.num_warps) * 32
-        ours, theirs = entry["blocks_per_sm"], driver_blocks(obj.function, block, int(obj.metadata.shared))
+        function, block, shared = handles[name]
+        ours, theirs = entry["blocks_per_sm"], driver_blocks(int(function), int(block), int(shared))
         bad += ours != theirs
         rows.append(f"{name}: regs {entry['registers']} shared {entry['shared_bytes']} block {block}: "
-                    f"rocanalyze {ours} blocks/SM, driver {theirs} {'OK' if ours == theirs else 'MISMATCH'}")
+                    f"rocanalyze {ours} blocks/SM, driver {theirs} {'OK' if ours == theirs else 'MISMATCH'} "
+                    f"(found by {entry['triton']['found_by']})")
     print("\n".join(rows))
     print(f"triton kernels: {len(entries)} in occupancy.json, {len(live)} launched in-process, "
           f"{len(rows) - sum('not checkable' in r for r in rows)} checked, {bad} mismatches")

@@ -7,9 +7,9 @@ export PYTHONUNBUFFERED=1
 nvidia-smi -L
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
 R=/tmp/runs; mkdir -p $R
-prof() { local name=$1; shift; echo "=== $name: rocanalyze profile $*"; local t0=$(date +%s.%N)
+prof() { local name=$1; shift; echo "=== $name: rocanalyze profile $*"; local t0=$SECONDS
   timeout 240 python3 -m rocanalyze profile -o $R/$name "$@"; local rc=$?
-  echo "=== $name: exit $rc, wall $(echo "$(date +%s.%N) - $t0" | bc) s"; }
+  echo "=== $name: exit $rc, wall $((SECONDS - t0)) s"; }
 prof train_step --memory examples/workloads/train_step.py
 prof launch_bound examples/workloads/launch_bound.py
 prof manual_attention examples/workloads/manual_attention.py
