@@ -8,7 +8,7 @@ import typer
 
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
-from rocanalyze.reports import RUN_FILES, format_for, write_report, write_run_reports
+from rocanalyze.reports import format_for, write_report, write_run_reports
 from rocanalyze.traces.schema import EventTable
 
 ANALYSIS_FILE = "analysis.json"
@@ -69,5 +69,3 @@ def _stem(path: Path) -> str:
         name = name.removesuffix(suffix)
     return name or "report"
 
-
-__all__ = ["command", "load_analysis", "RUN_FILES"]
