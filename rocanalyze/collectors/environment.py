@@ -107,10 +107,19 @@ def _gpu_record(props: Any, index: int) -> dict[str, Any]:
             "warp_size": getattr(props, "warp_size", None)}
 
 
-def module_version(name: str) -> str | None:
-    """`name.__version__` when the script imported it (we never import it ourselves)."""
+def module_version(name: str, distributions: tuple[str, ...] = ()) -> str | None:
+    """`name.__version__` when imported, else the installed distribution's version (never imported here)."""
     module = sys.modules.get(name)
-    return getattr(module, "__version__", None) if module is not None else None
+    if module is not None and getattr(module, "__version__", None):
+        return str(module.__version__)
+    from importlib import metadata
+
+    for dist in distributions or (name,):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def capture_environment(environ: Mapping[str, str], torch: Any | None = None) -> dict[str, Any]:
@@ -120,7 +129,8 @@ def capture_environment(environ: Mapping[str, str], torch: Any | None = None) ->
         "python": platform.python_version(),
         "platform": platform.platform(),
         "torch": torch_facts(torch) if torch is not None else None,
-        "triton": module_version("triton"),
+        # ROCm wheels ship Triton as pytorch-triton-rocm, CUDA ones as triton (or pytorch-triton)
+        "triton": module_version("triton", ("triton", "pytorch-triton-rocm", "pytorch-triton")),
         "rocm": rocm_version(),
         "driver": driver_version(),
         "sysctl": read_sysctls(),

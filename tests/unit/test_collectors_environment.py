@@ -62,3 +62,10 @@ def test_capture_with_cpu_torch() -> None:
     assert len(facts["gpus"]) == (torch.cuda.device_count() if facts["gpu_available"] else 0)
     assert set(env) == {"rocanalyze", "python", "platform", "torch", "triton", "rocm", "driver", "sysctl",
                         "variables"}
+
+
+def test_versions_of_packages_not_imported() -> None:
+    from importlib import metadata
+
+    assert environment.module_version("json_no_such_module", ("pytest",)) == metadata.version("pytest")
+    assert environment.module_version("no_such_module_xyz") is None
