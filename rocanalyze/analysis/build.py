@@ -104,7 +104,7 @@ def _analyze_rank(table: EventTable, rank: int, steps: str | None, spec: Any, ba
         window.start_ns, window.end_ns), "rank": rank, "device": device})
     ops, kernel_rates = _op_model(windowed, spec)
     _merge_rates(kernels, kernel_rates)
-    occupancy = _occupancy(rows, spec)
+    occupancy = _occupancy(rows, spec, table)
     _merge_occupancy(kernels, occupancy)
     idle_ns = acc.idle_ns
     window_ns = window.dur_ns
@@ -155,10 +155,12 @@ def _patterns(windowed: EventTable) -> list[dict]:
     return sorted(find_patterns(windowed), key=lambda p: -p.get("time_us", 0.0))
 
 
-def _occupancy(rows: pd.DataFrame, spec: Any) -> list[dict]:
+def _occupancy(rows: pd.DataFrame, spec: Any, table: EventTable) -> list[dict]:
+    """Occupancy per dispatched kernel; the arch comes from the GPU spec, else from the trace itself."""
     from rocanalyze.analysis.dispatch_occupancy import dispatch_occupancy
 
-    return dispatch_occupancy(rows, spec)
+    arch = spec.to_dict().get("arch") or next((d.arch for d in table.devices if d.arch), None)
+    return dispatch_occupancy(rows, arch)
 
 
 def _rank_summaries(table: EventTable, ranks: list[int], steps: str | None) -> list[dict]:

@@ -11,11 +11,11 @@ import pandas as pd
 _KEYS = ["name", "vgpr", "agpr", "sgpr", "lds_bytes", "block"]
 
 
-def dispatch_occupancy(rows: pd.DataFrame, spec: Any) -> list[dict]:
+def dispatch_occupancy(rows: pd.DataFrame, arch: str | None) -> list[dict]:
     """One entry per (kernel, resources) seen in `rows`: calls, total time and the occupancy result."""
     if not len(rows) or (rows["vgpr"].to_numpy() < 0).all():
         return []
-    arch = (spec.to_dict().get("arch") if spec is not None else None) or ""
+    arch = arch or ""
     frame = rows[rows["vgpr"].to_numpy() >= 0]
     block = (frame["block_x"].clip(lower=1) * frame["block_y"].clip(lower=1) * frame["block_z"].clip(lower=1))
     frame = pd.DataFrame({"name": frame["name"].astype(str).to_numpy(), "vgpr": frame["vgpr"].to_numpy(),
@@ -50,4 +50,4 @@ def _compute(arch: str, g: Any) -> dict:
                                     workgroup_size=int(g.block))
     except Exception as err:  # an unknown arch is a caveat of this entry, not a failed analysis
         return {"error": f"{type(err).__name__}: {err}"}
-    return occ.to_dict() if hasattr(occ, "to_dict") else dict(vars(occ))
+    return occ.to_json()

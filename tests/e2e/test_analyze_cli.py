@@ -1,0 +1,136 @@
+"""`rocanalyze analyze` through the real CLI boundary: outputs, exit codes, one-line errors, and every
+profiler output in ../shared/realdata analyzed without a traceback."""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from rocanalyze.cli import main
+from tests.conftest import REALDATA, data_path, realdata_path
+
+TRAIN = data_path("torch_profiler", "h100_captures", "train_step.json.gz")
+
+
+def test_prints_breakdown_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["analyze", str(TRAIN), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "gemm" in printed and f"wrote {out}" in printed
+    data = json.loads(out.read_text())
+    assert data["schema_version"] == 1
+    for key in ("window_us", "busy_us", "idle_us", "idle_breakdown_us", "startup_us", "categories_us", "kernels",
+                "top_kernels", "steps", "timeline", "ops", "patterns", "device", "ranks", "quality", "notes",
+                "recommendations"):
+        assert key in data, key
+    cats = data["categories_us"]  # keys are sorted in the JSON: the top category is the largest value
+    assert max(cats, key=cats.get) == "gemm"
+
+
+def test_output_folder_gets_every_report_and_is_not_overwritten(tmp_path, capsys):
+    folder = tmp_path / "rep"
+    assert main(["analyze", str(TRAIN), "-o", str(folder)]) == 0
+    assert {p.name for p in folder.iterdir()} >= {"analysis.json", "report.html", "summary.md", "trace.pftrace"}
+    capsys.readouterr()
+    assert main(["analyze", str(TRAIN), "-o", str(folder)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["analyze", str(TRAIN), "-o", str(folder), "--force"]) == 0
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty"),
+    (b"\x00\x01garbage\xff" * 50, None),
+    (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1', None),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys, content, message):
+    bad = tmp_path / "trace.json"
+    bad.write_bytes(content)
+    assert main(["analyze", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rocanalyze: error:") and "Traceback" not in err[0]
+    if message:
+        assert message in err[0]
+
+
+def test_missing_file_and_truncated_gzip(tmp_path, capsys):
+    assert main(["analyze", str(tmp_path / "nope.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(TRAIN.read_bytes()[:20000])
+    assert main(["analyze", str(cut)]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cpu_only_trace_says_no_gpu_activity(tmp_path, capsys):
+    with gzip.open(TRAIN) as fh:
+        trace = json.load(fh)
+    trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("cat") in ("cpu_op", "python_function")]
+    cpu = tmp_path / "cpu.json"
+    cpu.write_text(json.dumps(trace))
+    assert main(["analyze", str(cpu)]) == 2
+    assert "no GPU activity" in capsys.readouterr().err
+
+
+def test_steps_selection_and_bad_spec(capsys):
+    assert main(["analyze", str(TRAIN), "--steps", "3:4"]) == 0
+    assert "steps 3-4" in capsys.readouterr().out
+    assert main(["analyze", str(TRAIN), "--steps", "9:12"]) == 2
+    assert "selects none" in capsys.readouterr().err
+
+
+def _realdata_inputs() -> list[Path]:
+    """Every profiler output folder and every trace file under ../shared/realdata."""
+    if not REALDATA.is_dir():
+        return []
+    folders = sorted({p.parent for p in REALDATA.rglob("*") if p.is_file() and p.name not in (
+        "provenance.tsv", "PROVENANCE.md")})
+    files = sorted(p for p in REALDATA.rglob("*") if p.is_file() and p.suffix in (".json", ".gz", ".csv", ".db"))
+    return folders + files
+
+
+# What may be refused (exit 2, one line), and why; every other output must be analyzed (exit 0).
+REFUSED = {
+    "rocprof_v1/hpctraining_*/results.json": "broken fragment",
+    "amdgcn*": "compiler output, no trace", "triton_ir*": "compiler output, no trace",
+    "tracelens_reports*": "another tool's report", "*ui_output_agent_*": "thread-trace decoder output",
+    "*stats_ui_output_*": "thread-trace decoder output", "rocprofv3/aiter_skinny_gemm_gfx950_att": "thread trace only",
+    "*agent_info.csv": "machine description", "*sysinfo.csv": "machine description",
+    "*rocprofv3-schema.json": "schema", "rocprof_compute/*/pmc_dispatch_info.csv": "part of a workload folder",
+    "rocprof_compute/*/pmc_kernel_top.csv": "part of a workload folder",
+    "rocprof_compute/*/roofline.csv": "part of a workload folder",
+    "rocprofv2/saltfish_pytorch_mi300x*": "host API calls only", "*api_trace*.csv": "host API calls only",
+    "*runtime_trace.csv": "host API calls only", "*rccl_trace.csv": "host API calls only",
+    "*hip_compile_trace.csv": "host API calls only", "*rocpd-to-csv.csv": "host API calls only",
+    "*kernel_names.csv": "names only",
+    # hardware counters per dispatch without timestamps: no time to account
+    "*counter_collection.csv": "counters only", "*pmc_*.csv": "counters only",
+    "*output_vec_add_gpu.csv": "counters only",
+}
+
+
+def _refusal(rel: str) -> str | None:
+    return next((why for pattern, why in REFUSED.items() if fnmatch.fnmatch(rel, pattern)), None)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("path", _realdata_inputs() or [None], ids=lambda p: str(p.relative_to(REALDATA))
+                         if p else "absent")
+def test_every_realdata_output_is_analyzed_or_refused_in_one_line(path, capsys):
+    if path is None:
+        realdata_path()  # skips with the reason
+    code = main(["analyze", str(path)])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    why = _refusal(str(path.relative_to(REALDATA)))
+    if why is None:
+        assert code == 0, captured.err
+        assert "GPU time by category" in captured.out or "aggregate" in captured.out
+    else:
+        assert code in (0, 2)
+        if code == 2:
+            err = captured.err.strip().splitlines()
+            assert len(err) == 1 and err[0].startswith("rocanalyze: error:"), (why, err)
