@@ -175,6 +175,8 @@ def _capture_triton(folder: Path, info: dict[str, Any], loaded: list[triton_cach
     """Copy the Triton kernels that ran into folder/triton and write occupancy.json for them."""
     from rocanalyze.collectors.triton_occupancy import write_occupancy
 
+    if not loaded and "triton" not in sys.modules:   # no Triton in this run: skip re-reading the trace
+        return
     ran_names: set[str] | None = None
     if trace is not None and trace.is_file():
         ran_names = (triton_cache.kernel_names_in_csv(trace) if trace.suffix == ".csv"
