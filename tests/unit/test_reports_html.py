@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
+from pathlib import Path
+
+import pytest
 
 from rocanalyze.analysis.build import analyze
 from rocanalyze.analysis.result import Analysis
@@ -102,3 +106,23 @@ def test_amd_trace_renders_with_ceilings_of_present_dtypes() -> None:
     assert data["ceilings"]["memory_bw_gbps"] == a.device["memory_bw_gbps"]
     assert any(k.startswith("bf16") for k in data["ceilings"]["peaks_tflops"])
     assert not any(k.startswith("fp8") for k in data["ceilings"]["peaks_tflops"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("ROCANALYZE_BIG"), reason="set ROCANALYZE_BIG=1: builds a 2M-event trace "
+                    "(about 25 s and 700 MB of disk)")
+def test_size_cap_on_a_two_million_event_trace(tmp_path: Path) -> None:
+    import sys
+
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_read import build_trace  # the readers' benchmark builds it the same way
+
+    source = realdata_path("torch_traces", "tracelens", "mi300x_resnet_act_checkpoint_train.json.gz")
+    trace = tmp_path / "trace2m.json"
+    assert build_trace(source, 2_000_000, trace) > 1_900_000
+    a = analyze(trace)
+    data, _ = html.page_data(a)
+    assert len(json.dumps(data, sort_keys=True)) <= html.PAGE_DATA_LIMIT
+    assert len(html.render(a).encode()) <= 6_500_000
