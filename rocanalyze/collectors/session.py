@@ -70,7 +70,8 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
     job = job_info(env)
     folder, rank_folder = _make_folders(opts, job)
     started = _now()
-    info: dict[str, Any] = {"command": _python_command(opts.target), "collector": opts.collector,
+    info: dict[str, Any] = {"command": _python_command(opts.target), "profile_command": profile_command(opts),
+                            "collector": opts.collector,
                             "started": started, "cwd": os.getcwd(), "rank": job.rank,
                             "world_size": job.world_size, "job_id": job.job_id,
                             "status": "running", "failed": False, "partial": True, "exit_code": None}
@@ -200,6 +201,22 @@ def _finish(folder: Path, info: dict[str, Any], env: dict[str, str], torch: Any)
         torch = sys.modules["torch"]
     runfolder.write_json(folder / "env.json", environment.capture_environment(env, torch))
     runfolder.write_json(folder / "run.json", info)
+
+
+def profile_command(opts: ProfileOptions) -> list[str]:
+    """The `rocanalyze profile` command line that reproduces this run (output folder left out)."""
+    cmd = ["rocanalyze", "profile"]
+    if opts.collector != "torch":
+        cmd += ["--collector", opts.collector]
+    if opts.schedule is not None:
+        s = opts.schedule
+        cmd += ["--steps", f"{s.wait},{s.warmup},{s.active}"]
+    cmd += [flag for flag, on in (("--with-stack", opts.with_stack), ("--memory", opts.memory)) if on]
+    if opts.collector != "torch" and opts.rocprof_format != "csv":
+        cmd += ["--rocprof-format", opts.rocprof_format]
+    if opts.target.kind == "program":
+        return [*cmd, "--", *opts.target.argv]
+    return [*cmd, *opts.target.argv]
 
 
 def _python_command(target: Target) -> list[str]:

@@ -144,6 +144,8 @@ def test_module_with_schedule_and_memory(tmp_path: Path, monkeypatch: pytest.Mon
     [run] = [p for p in tmp_path.iterdir() if p.name.startswith("rocanalyze-pkg.train-")]
     info = _run_json(run)
     assert info["command"] == ["python", "-m", "pkg.train", "--steps", "6"]
+    assert info["profile_command"] == ["rocanalyze", "profile", "--steps", "1,1,2", "--with-stack", "--memory",
+                                       "-m", "pkg.train", "--steps", "6"]
     assert info["torch"]["schedule"] == {"wait": 1, "warmup": 1, "active": 2}
     assert info["torch"]["memory"] == "memory.json"
     assert json.loads((run / "memory.json").read_text())["note"] == "no GPU: device memory not recorded"

@@ -79,6 +79,7 @@ def test_non_python_program_after_double_dash(tmp_path: Path, standin_on_path: N
     assert main(["profile", "--collector", "rocprof", "--no-report", "-o", str(run), "--", "sh", "-c", "exit 4"]) == 4
     info = _run_json(run)
     assert info["command"] == ["sh", "-c", "exit 4"]
+    assert info["profile_command"] == ["rocanalyze", "profile", "--collector", "rocprof", "--", "sh", "-c", "exit 4"]
     assert info["rocprof"]["command"][-4:] == ["--", "sh", "-c", "exit 4"]
     assert (info["exit_code"], info["error"]) == (4, "rocprofv3 exited with 4")
 
