@@ -323,6 +323,8 @@ def _host_syncs(ctx: _Context) -> list[dict[str, Any]]:
         return []
     sync_re = re.compile(cfg["sync_runtime_calls"])
     sync = rt[np.array([bool(sync_re.search(n)) for n in rt["name"].astype(str)], dtype=bool)]
+    if len(ctx.table.gpu):  # the ranks whose GPU rows the caller kept
+        sync = sync[np.isin(sync["rank"].to_numpy(), ctx.table.gpu["rank"].unique())]
     window = ctx.table.metadata.get("window_ns")
     if window:  # the caller's analyzed window, when it cut only the GPU rows
         t = sync["start_ns"].to_numpy()
