@@ -48,13 +48,20 @@ def evaluate(rule: dict[str, Any], analysis: Analysis) -> dict[str, Any] | None:
     saving = float(metrics.get(rule["saving"], 0.0) or 0.0) * float(rule["fraction"])
     window = analysis.window_us or 0.0
     return {
-        "id": rule["id"], "level": rule["level"], "title": rule["title"].format_map(metrics),
+        "id": rule["id"], "level": rule["level"], "title": rule["title"].format_map(_Missing(metrics)),
         "saving_us": round(saving, 3), "saving_pct": round(100.0 * saving / window, 2) if window else None,
-        "saving_source": rule["fraction_source"], "evidence": rule["evidence"].format_map(metrics),
-        "action": rule["action"].format_map(metrics), "seed": rule["seed"],
+        "saving_source": rule["fraction_source"], "evidence": rule["evidence"].format_map(_Missing(metrics)),
+        "action": rule["action"].format_map(_Missing(metrics)), "seed": rule["seed"],
         "metrics": {k: v for k, v in metrics.items()
                     if isinstance(v, (int, float)) and not isinstance(v, bool)},
     }
+
+
+class _Missing(dict):
+    """Template fields a pattern did not record read as "?" (patterns evolve; a report must not crash)."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
 
 
 def _applies_to_device(rule: dict[str, Any], device: dict[str, Any]) -> bool:
@@ -103,8 +110,7 @@ def measure_idle(a: Analysis) -> Metrics | None:
         "kernels_per_step": float(launch.get("kernels_per_step") or 0.0),
         "short_kernel_pct": 100.0 * float(launch.get("short_kernel_share") or 0.0),
         "launch_call_mean_us": float(launch.get("launch_call_mean_us") or 0.0),
-        "sync_note": (f"{len(syncs)} sync points found in the loop: {_detail(max(syncs, key=_time))}"
-                      if syncs else "the trace does not say which call synchronised"),
+        "sync_note": _sync_note(syncs),
     }
 
 
@@ -123,8 +129,10 @@ def measure_pattern(a: Analysis, kind: str) -> Metrics | None:
     if not found or not a.window_us:
         return None
     total = sum(_time(p) for p in found)
-    return {**_pct_fields("pattern", total, a), "pattern_count": len(found),
-            "pattern_detail": _detail(max(found, key=_time))}
+    largest = max(found, key=_time)
+    return {**_pct_fields("pattern", total, a), "pattern_count": sum(int(p.get("count") or 1) for p in found),
+            "pattern_kernels": sum(int(p.get("kernels") or 0) for p in found),
+            "pattern_detail": _detail(largest), **_flat("p", largest)}
 
 
 def measure_gemm_efficiency(a: Analysis, below: float) -> Metrics | None:
@@ -288,16 +296,39 @@ def _time(p: dict[str, Any]) -> float:
 
 
 def _detail(p: dict[str, Any]) -> str:
-    """A pattern's own evidence fields, as `key=value` text."""
-    parts = [f"{k}={_fmt(v)}" for k, v in sorted(p.items()) if k not in {"kind"}]
-    return ", ".join(parts)[:300]
+    """A pattern's own evidence fields as `key value` text (the generic fallback)."""
+    return "; ".join(f"{k} {_fmt(v)}" for k, v in sorted(p.items()) if k not in {"kind", "action", "time_us"})[:300]
+
+
+def _flat(prefix: str, p: dict[str, Any]) -> Metrics:
+    """A pattern's fields as `p_<key>` (and `p_<key>_<sub>` for dicts), formatted for quoting."""
+    out: Metrics = {}
+    for k, v in p.items():
+        if isinstance(v, dict):
+            out.update({f"{prefix}_{k}_{sk}": _fmt(sv) for sk, sv in v.items()})
+            out[f"{prefix}_{k}"] = ", ".join(f"{sk} {_fmt(sv)}" for sk, sv in v.items())
+        else:
+            out[f"{prefix}_{k}"] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else _fmt(v)
+    return out
+
+
+def _sync_note(syncs: list[dict[str, Any]]) -> str:
+    if not syncs:
+        return "the trace does not say which call synchronised"
+    p = max(syncs, key=_time)
+    calls = ", ".join(f"{name} x{n}" for name, n in sorted((p.get("calls") or {}).items()))
+    ops = ", ".join(p.get("example_ops") or [])
+    return (f"{sum(int(s.get('count') or 1) for s in syncs)} synchronising calls in the loop ({calls or 'unnamed'})"
+            + (f" from {ops}" if ops else "") + f", the longest GPU wait {float(p.get('gpu_idle_us_max') or 0):.0f} µs")
 
 
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.1f}"
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_short(str(x), 40) for x in v[:4]) + (", ..." if len(v) > 4 else "") + "]"
+        if v and all(isinstance(x, str) for x in v):
+            return ", ".join(_short(x, 60) for x in v[:6]) + (", ..." if len(v) > 6 else "")
+        return "[" + ", ".join(_short(str(x), 40) for x in v[:6]) + (", ..." if len(v) > 6 else "") + "]"
     return _short(str(v), 80)
 
 
