@@ -6,7 +6,8 @@ sgpr, lds_bytes, lint, what_if, ...) when they could be computed, plus a "triton
 the capture knows (hash, run-folder path of the artifacts, num_warps, shared bytes, the driver's
 register and spill counts) and "error" (one line) when occupancy could not be computed.
 AMD kernels: the copied .amdgcn + metadata JSON. NVIDIA kernels: registers from the driver
-(CompiledKernel.n_regs), shared memory and warps from the metadata, through rocanalyze.occupancy.cuda.
+(CompiledKernel.n_regs), else the cubin's EIATTR_REGCOUNT, shared memory and warps from the metadata,
+through rocanalyze.occupancy.cuda.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def occupancy_entry(run: Path, kernel: TritonKernel, folder: str) -> dict[str, A
         if facts["backend"] == "hip":
             entry.update(_amd_occupancy(run / facts["folder"], kernel.name))
         elif facts["backend"] == "cuda":
-            entry.update(_cuda_occupancy(facts))
+            entry.update(_cuda_occupancy(facts, run / facts["folder"]))
         else:
             entry["error"] = f"unknown Triton backend {facts['backend']!r}"
     except UserError as err:
@@ -62,18 +63,24 @@ def _amd_occupancy(folder: Path, name: str) -> dict[str, Any]:
     return occ
 
 
-def _cuda_occupancy(facts: dict[str, Any]) -> dict[str, Any]:
-    """Occupancy with the CUDA rules: registers from the driver, shared memory and warps from metadata."""
+def _cuda_occupancy(facts: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Occupancy with the CUDA rules: registers from the driver (else the cubin), shared memory and
+    warps from the metadata."""
+    from rocanalyze.collectors.cubin import cubin_registers
     from rocanalyze.occupancy.cuda import compute_cuda_occupancy
 
-    if facts["n_regs"] is None:
-        raise UserError("register count unknown: the kernel's module was never loaded in this process")
+    regs, source = facts["n_regs"], "driver"
+    cubin = folder / f"{facts['kernel']}.cubin"
+    if regs is None and cubin.is_file():
+        regs, source = cubin_registers(cubin, facts["kernel"]), "cubin"
+    if regs is None:
+        raise UserError("register count unknown: the kernel was never loaded here and no cubin states it")
     arch = str(facts["arch"])
     block = int(facts["num_warps"]) * int(facts["warp_size"] or 32)
-    occ = compute_cuda_occupancy(f"sm_{arch}" if arch.isdigit() else arch, regs_per_thread=facts["n_regs"],
+    occ = compute_cuda_occupancy(f"sm_{arch}" if arch.isdigit() else arch, regs_per_thread=regs,
                                  shared_bytes=int(facts["shared_bytes"] or 0), block_size=block)
-    return {**occ.to_json(), "registers": facts["n_regs"], "shared_bytes": int(facts["shared_bytes"] or 0),
-            "workgroup_size": block}
+    return {**occ.to_json(), "registers": regs, "registers_from": source,
+            "shared_bytes": int(facts["shared_bytes"] or 0), "workgroup_size": block}
 
 
 def write_occupancy(run: Path, kernels: list[TritonKernel], folders: dict[str, str]) -> Path:

@@ -128,9 +128,10 @@ def test_cuda_kernel_uses_the_drivers_register_count(tmp_path: Path) -> None:
                                   "workgroup_size")} == {
         "arch": "sm_90", "blocks_per_sm": 16, "warps_per_sm": 64, "occupancy_pct": 100.0, "registers": 26,
         "workgroup_size": 128}
+    assert entry["registers_from"] == "driver"
     unloaded = triton_cache.TritonKernel("k2", "beef", {}, metadata=meta)
     [entry] = json.loads(write_occupancy(tmp_path, [unloaded], {"beef": "k2"}).read_text())
-    assert entry["error"] == "register count unknown: the kernel's module was never loaded in this process"
+    assert entry["error"] == "register count unknown: the kernel was never loaded here and no cubin states it"
 
 
 def _compile_for_gfx942(cache: Path, monkeypatch: pytest.MonkeyPatch) -> object:
