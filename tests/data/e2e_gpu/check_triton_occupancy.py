@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from rocanalyze.collectors import triton_cache
+from rocanalyze.collectors.cubin import cubin_registers
 from rocanalyze.collectors.finish import finish_run, print_summary
 from rocanalyze.collectors.runner import Target
 from rocanalyze.collectors.session import ProfileOptions, profile
@@ -38,20 +39,22 @@ def main(run: Path) -> int:
     for obj in gc.get_objects():
         kind = type(obj).__name__
         if kind == "CompiledKernel" and getattr(obj, "function", None):
-            handles[obj.name] = (obj.function, obj.metadata.num_warps * 32, obj.metadata.shared)
+            handles[obj.name] = (obj.function, obj.metadata.num_warps * 32, obj.metadata.shared, obj.n_regs)
         elif kind.startswith("StaticallyLaunched") and getattr(obj, "function", None):
-            handles[obj.name] = (obj.function, obj.num_warps * 32, obj.shared)
+            handles[obj.name] = (obj.function, obj.num_warps * 32, obj.shared, obj.n_regs)
     rows, bad = [], 0
     for name, entry in sorted(entries.items()):
         if name not in handles or "blocks_per_sm" not in entry:
             rows.append(f"{name}: not checkable ({entry.get('error', 'no live handle')})")
             continue
-        function, block, shared = handles[name]
+        function, block, shared, driver_regs = handles[name]
         ours, theirs = entry["blocks_per_sm"], driver_blocks(int(function), int(block), int(shared))
-        bad += ours != theirs
-        rows.append(f"{name}: regs {entry['registers']} shared {entry['shared_bytes']} block {block}: "
-                    f"rocanalyze {ours} blocks/SM, driver {theirs} {'OK' if ours == theirs else 'MISMATCH'} "
-                    f"(found by {entry['triton']['found_by']})")
+        cubin = run / entry["triton"]["folder"] / f"{name}.cubin"
+        from_cubin = cubin_registers(cubin, name) if cubin.is_file() else None
+        bad += ours != theirs or (from_cubin is not None and from_cubin != driver_regs)
+        rows.append(f"{name}: regs {entry['registers']} (driver {driver_regs}, cubin {from_cubin}) shared "
+                    f"{entry['shared_bytes']} block {block}: rocanalyze {ours} blocks/SM, driver {theirs} "
+                    f"{'OK' if ours == theirs else 'MISMATCH'} (found by {entry['triton']['found_by']})")
     print("\n".join(rows))
     print(f"triton kernels: {len(entries)} in occupancy.json, {len(live)} launched in-process, "
           f"{len(rows) - sum('not checkable' in r for r in rows)} checked, {bad} mismatches")
