@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,7 @@ from rocanalyze.analysis.classify import (
     normalize_name,
     strip_arguments,
 )
-from rocanalyze.traces import kineto
+from rocanalyze.traces import read
 from rocanalyze.traces.schema import GPU_COLUMNS, OP_COLUMNS, EventTable, make_frame
 from tests.conftest import data_path, realdata_path
 
@@ -132,7 +131,7 @@ def test_op_context_decides_for_bare_launcher_names() -> None:
 
 
 def _kineto(*parts: str) -> EventTable:
-    return kineto.read(Path(realdata_path(*parts)))
+    return read(realdata_path(*parts))
 
 
 @pytest.mark.realdata

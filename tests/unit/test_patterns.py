@@ -14,7 +14,7 @@ import pytest
 
 from rocanalyze.analysis.classify import classify_kernel, classify_table
 from rocanalyze.analysis.patterns import find_patterns, settings
-from rocanalyze.traces import kineto
+from rocanalyze.traces import read
 from rocanalyze.traces.schema import EventTable
 from tests.conftest import data_path, realdata_path
 
@@ -22,11 +22,11 @@ CAPTURES = ("torch_profiler", "h100_captures")
 
 
 def _capture(name: str) -> EventTable:
-    return kineto.read(data_path(*CAPTURES, name))
+    return read(data_path(*CAPTURES, name))
 
 
 def _realdata(*parts: str) -> EventTable:
-    return kineto.read(Path(realdata_path(*parts)))
+    return read(realdata_path(*parts))
 
 
 def _kinds(patterns: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -99,7 +99,7 @@ def test_eager_elementwise_chain_capture_and_its_example_chain() -> None:
 
 def test_item_sync_capture_counts_every_item_in_the_steps() -> None:
     path = data_path(*CAPTURES, "item_sync.json.gz")
-    (sync,) = _kinds(find_patterns(kineto.read(path)))["host_sync"]
+    (sync,) = _kinds(find_patterns(read(path)))["host_sync"]
     events = _raw_events(path)
     steps = [(e["ts"], e["ts"] + e["dur"]) for e in events if str(e.get("name", "")).startswith("ProfilerStep#")
              and e.get("cat") == "user_annotation"]
