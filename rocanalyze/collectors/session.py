@@ -76,17 +76,19 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
                             "world_size": job.world_size, "job_id": job.job_id,
                             "status": "running", "failed": False, "partial": True, "exit_code": None}
     runfolder.write_json(rank_folder / "run.json", info)
-    outcome = Outcome()
+    outcome = Outcome(exit_code=1, failed=True, raised=True, error="rocanalyze stopped before the script ended")
     try:
         if opts.collector in ("torch", "both"):
             outcome = _torch_pass(opts, rank_folder, info)
-        if opts.collector in ("rocprof", "both") and not outcome.interrupted:
+        if opts.collector == "both" and outcome.failed:
+            info["rocprof"] = {"note": "rocprof pass skipped: the script failed in the torch pass"}
+        elif opts.collector in ("rocprof", "both"):
             rc = _rocprof_pass(opts, exe or "", rank_folder, info)
             if opts.collector == "rocprof":
                 outcome = _outcome_from_child(rc, info["rocprof"].get("child"))
             else:
                 _join(rank_folder, info)
-    finally:
+    finally:   # also when rocanalyze itself fails or is interrupted: the folder says so
         info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
                     partial=outcome.raised, error=outcome.error, ended=_now(),
                     status="failed" if outcome.failed else "completed")
@@ -123,8 +125,8 @@ def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any]) -> Out
             runfolder.write_json(folder / "memory.json", memory)
             facts["memory"] = "memory.json"
         info["torch"] = facts
-        _capture_triton(folder, info, triton_cache.loaded_kernels(), folder / facts.get("trace", "") if
-                        facts.get("trace") else None)
+        trace = folder / facts["trace"] if facts.get("trace") else None
+        _capture_triton(folder, info, triton_cache.loaded_kernels(), trace)
     return outcome
 
 

@@ -109,3 +109,13 @@ def test_both_runs_two_passes(tmp_path: Path, script: Path, standin_on_path: Non
     assert joined["unmatched_dispatches"] == sum(e["rocprof_calls"] for e in joined["kernels"]) > 0
     divide = next(e for e in joined["kernels"] if e["name"].startswith("divide_kernel"))
     assert (divide["torch_calls"], divide["matched"], divide["vgpr"], divide["agpr"]) == (0, 0, 12, 4)
+
+
+@pytest.mark.realdata
+def test_both_skips_the_second_pass_after_a_failure(tmp_path: Path, script: Path, standin_on_path: None) -> None:
+    pytest.importorskip("torch")
+    run = tmp_path / "run"
+    assert main(["profile", "--collector", "both", "--no-report", "-o", str(run), str(script), "--fail"]) == 1
+    info = _run_json(run)
+    assert info["rocprof"] == {"note": "rocprof pass skipped: the script failed in the torch pass"}
+    assert not (run / "rocprof").exists() and info["error"] == "KeyError: 'missing weight'"
