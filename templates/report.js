@@ -86,11 +86,14 @@
 
   var KCOLS = [["name", "Kernel", "name"], ["category", "Category", "name"], ["calls", "Calls", 0],
     ["total_us", "Total µs", 1], ["mean_us", "Mean µs", 2], ["share", "Share %", 1], ["tflops", "TFLOP/s", 1],
-    ["gbps", "GB/s", 0], ["occupancy", "Waves/SIMD", "occ"], ["op", "Op", "name"], ["module", "Module", "name"]];
+    ["gbps", "GB/s", 0], ["occupancy", "Occupancy", "occ"], ["op", "Op", "name"], ["module", "Module", "name"]];
 
   function cell(row, col) {
     var v = row[col[0]];
-    if (col[2] === "occ") { return v ? String(v.waves_per_simd !== undefined ? v.waves_per_simd : "") + (v.limiter ? " (" + v.limiter + ")" : "") : ""; }
+    if (col[2] === "occ") {
+      if (!v || typeof v.occupancy_pct !== "number") { return ""; }
+      return v.occupancy_pct.toFixed(0) + "%" + (v.limiter ? " (" + v.limiter + ")" : "");
+    }
     if (col[0] === "share") { return v === null || v === undefined ? "" : (100 * v).toFixed(1); }
     if (col[2] === "name") { return v === null || v === undefined ? "" : String(v); }
     return num(v, col[2]);
@@ -109,7 +112,7 @@
         state.key = col[0];
         rows.sort(function (a, b) {
           var x = a[col[0]], y = b[col[0]];
-          if (col[2] === "occ") { x = x ? x.waves_per_simd : -1; y = y ? y.waves_per_simd : -1; }
+          if (col[2] === "occ") { x = x && typeof x.occupancy_pct === "number" ? x.occupancy_pct : -1; y = y && typeof y.occupancy_pct === "number" ? y.occupancy_pct : -1; }
           if (x === y) { return 0; }
           if (x === null || x === undefined) { return 1; }
           if (y === null || y === undefined) { return -1; }
@@ -191,6 +194,12 @@
     }, CONFIG);
   }
 
+  function resident(o) {
+    if (typeof o.waves_per_simd === "number") { return o.waves_per_simd + " waves/SIMD"; }
+    if (typeof o.warps_per_sm === "number") { return o.warps_per_sm + " warps/SM, " + o.blocks_per_sm + " blocks/SM"; }
+    return "";
+  }
+
   function drawOccupancy() {
     var occ = D.occupancy || [];
     if (!occ.length) {
@@ -198,24 +207,28 @@
       document.getElementById("occupancy-table").style.display = "none";
       return;
     }
-    var known = occ.filter(function (o) { return typeof o.waves_per_simd === "number"; });
+    var known = occ.filter(function (o) { return typeof o.occupancy_pct === "number"; });
     if (known.length) {
+      document.getElementById("plot-occupancy").style.height = Math.max(220, 60 + 22 * known.length) + "px";
       var label = function (o, i) { var n = String(o.kernel); return (i + 1) + ". " + (n.length > 48 ? n.slice(0, 47) + "…" : n); };
-      Plotly.newPlot("plot-occupancy", [{ type: "bar", orientation: "h", y: known.map(label), x: known.map(function (o) { return o.waves_per_simd; }),
-        text: known.map(function (o) { return o.limiter || ""; }), customdata: known.map(function (o) { return String(o.kernel); }),
+      Plotly.newPlot("plot-occupancy", [{ type: "bar", orientation: "h", y: known.map(label), x: known.map(function (o) { return o.occupancy_pct; }),
+        text: known.map(function (o) { return o.limiter || ""; }),
+        customdata: known.map(function (o) { return String(o.kernel) + "<br>" + resident(o); }),
         textposition: "auto", marker: { color: "#b5122b" },
-        hovertemplate: "%{customdata}<br>%{x} waves per SIMD, limited by %{text}<extra></extra>" }],
+        hovertemplate: "%{customdata}<br>%{x:.0f}% of the maximum, limited by %{text}<extra></extra>" }],
         { margin: { l: 330, r: 20, t: 10, b: 40 }, height: Math.max(220, 60 + 22 * known.length),
-          xaxis: { title: { text: "waves per SIMD" }, rangemode: "tozero" }, yaxis: { autorange: "reversed" } }, CONFIG);
+          xaxis: { title: { text: "occupancy (% of the arch maximum)" }, range: [0, 100] }, yaxis: { autorange: "reversed" } }, CONFIG);
     } else {
       empty("plot-occupancy", "No occupancy could be computed for these kernels (see the Note column).");
     }
-    var cols = [["kernel", "Kernel", "name"], ["arch", "Arch", "name"], ["waves_per_simd", "Waves/SIMD", 2],
-      ["occupancy_pct", "Occupancy %", 0], ["limiter", "Limiter", "name"], ["vgpr", "VGPR", 0], ["agpr", "AGPR", 0],
+    var cols = [["kernel", "Kernel", "name"], ["arch", "Arch", "name"], ["resident", "Resident", "name"],
+      ["occupancy_pct", "Occupancy %", 0], ["limiter", "Limiter", "name"], ["vgpr", "VGPR/regs", 0], ["agpr", "AGPR", 0],
       ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0], ["scratch_bytes", "Scratch", 0], ["what_if_text", "What-if", "name"],
       ["error", "Note", "name"]];
     var rows = occ.map(function (o) {
       var r = Object.assign({}, o);
+      r.resident = resident(o);
+      ["vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes"].forEach(function (k) { if (r[k] < 0) { r[k] = null; } });
       var w = o.what_if;
       r.what_if_text = w ? (w.fewer ? w.fewer + " fewer " + (w.resource || "registers") + " (at most " + w.most + ") \u2192 " : "") +
         w.next_waves_per_simd + " waves/SIMD; waves_per_eu=" + w.waves_per_eu_hint : "";

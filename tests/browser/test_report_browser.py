@@ -87,7 +87,7 @@ def test_h100_report_renders_offline(browser, tmp_path: Path) -> None:
     errors = open_report(browser, html.render(a.replace(kernels=kernels)), tmp_path / "h100.html")
     assert errors == []
     expected = {"plot-categories": 3, "plot-timeline": 3, "plot-roofline": 3}
-    if any(isinstance(o.get("waves_per_simd"), (int, float)) for o in a.occupancy):
+    if any(isinstance(o.get("occupancy_pct"), (int, float)) for o in a.occupancy):
         expected["plot-occupancy"] = 3  # CUPTI registers + shared memory per dispatch, once computed
     assert plots(browser) == expected
     assert browser.title.startswith("rocanalyze: train_step.json.gz")  # the evil name ran nothing
