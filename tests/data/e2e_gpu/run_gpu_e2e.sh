@@ -7,8 +7,10 @@ export PYTHONUNBUFFERED=1
 nvidia-smi -L
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
 R=/tmp/runs; mkdir -p $R
+RA="python3 -m rocanalyze profile"
+python3 -m rocanalyze --version || { echo "CLI does not start here (typer?): library calls instead"; RA="python3 tests/data/e2e_gpu/profile_nocli.py"; }
 prof() { local name=$1; shift; echo "=== $name: rocanalyze profile $*"; local t0=$SECONDS
-  timeout 240 python3 -m rocanalyze profile -o $R/$name "$@"; local rc=$?
+  timeout 240 $RA -o $R/$name "$@"; local rc=$?
   echo "=== $name: exit $rc, wall $((SECONDS - t0)) s"; }
 prof train_step --memory examples/workloads/train_step.py
 prof launch_bound examples/workloads/launch_bound.py
