@@ -65,6 +65,8 @@ def main() -> None:
     parser.add_argument("--work", default=None, help="folder for the run folders and traces")
     parser.add_argument("--analysis", action="store_true", help="also time `rocanalyze analyze` on one run")
     parser.add_argument("--json", default=None, help="write the timings here")
+    parser.add_argument("--ours", default="-m rocanalyze profile --no-report",
+                        help="how to start rocanalyze's side (python arguments before -o RUN SCRIPT)")
     parser.add_argument("--bare", nargs=2, metavar=("TRACE", "SCRIPT"), help=argparse.SUPPRESS)
     opts, rest = parser.parse_known_args()
     rest = rest[1:] if rest[:1] == ["--"] else rest
@@ -75,8 +77,7 @@ def main() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     rows: list[tuple[float, float]] = []
     for i in range(opts.reps):
-        ours = [sys.executable, "-m", "rocanalyze", "profile", "--no-report", "-o", str(work / f"run{i}"),
-                opts.script, *rest]
+        ours = [sys.executable, *opts.ours.split(), "-o", str(work / f"run{i}"), opts.script, *rest]
         base = [sys.executable, __file__, "--bare", str(work / f"bare{i}.json.gz"), opts.script, "--", *rest]
         if i % 2 == 0:
             a, b = timed(ours, env), timed(base, env)

@@ -1,7 +1,7 @@
 """Fallback for the GPU e2e when the device's typer cannot run rocanalyze's CLI: the same library calls
 `rocanalyze profile` makes (session.profile, finish_run, print_summary), without the typer front end.
 
-    python tests/data/e2e_gpu/profile_nocli.py [--memory] [--steps S] -o RUN script.py [args]
+    python tests/data/e2e_gpu/profile_nocli.py [--memory] [--steps S] [--no-report] -o RUN script.py [args]
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ parser = argparse.ArgumentParser()
 parser.add_argument("-o", "--output", type=Path, required=True)
 parser.add_argument("--memory", action="store_true")
 parser.add_argument("--steps", default=None)
+parser.add_argument("--no-report", action="store_true")
 parser.add_argument("script")
 opts, rest = parser.parse_known_args()
 result = profile(ProfileOptions(Target("script", opts.script, rest), output=opts.output, memory=opts.memory,
                                 schedule=parse_steps(opts.steps) if opts.steps else None))
-print_summary(result, finish_run(result, report=True, wait_ranks_s=0))
+print_summary(result, finish_run(result, report=not opts.no_report, wait_ranks_s=0))
 sys.exit(result.outcome.exit_code)
