@@ -15,10 +15,12 @@ from tests.conftest import ROOT, realdata_path
 STANDIN = ROOT / "tests" / "data" / "rocprofv3_standin"
 
 SCRIPT = textwrap.dedent("""
-    import sys
+    import os, signal, sys
     print("child argv", sys.argv[1:], "main", __name__)
     if "--fail" in sys.argv:
         raise KeyError("missing weight")
+    if "--ctrl-c" in sys.argv:
+        os.kill(os.getpid(), signal.SIGINT)
     sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)
 """)
 
@@ -119,3 +121,12 @@ def test_both_skips_the_second_pass_after_a_failure(tmp_path: Path, script: Path
     info = _run_json(run)
     assert info["rocprof"] == {"note": "rocprof pass skipped: the script failed in the torch pass"}
     assert not (run / "rocprof").exists() and info["error"] == "KeyError: 'missing weight'"
+
+
+@pytest.mark.realdata
+def test_ctrl_c_in_the_child_returns_130(tmp_path: Path, script: Path, standin_on_path: None) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "--collector", "rocprof", "--no-report", "-o", str(run), str(script), "--ctrl-c"]) == 130
+    info = _run_json(run)
+    assert (info["exit_code"], info["interrupted"], info["partial"]) == (130, True, True)
+    assert info["rocprof"]["exit_code"] == 130 and info["rocprof"]["outputs"]["kernel_trace"]
