@@ -53,7 +53,20 @@
     if (L.kernels_per_step !== undefined) { facts.push(num(L.kernels_per_step, 0) + " kernels per step"); }
     if (O.communication_us) { facts.push("communication " + fmtUs(O.communication_us) + ", exposed " + fmtUs(O.exposed_communication_us)); }
     if (D.startup_us) { facts.push("start-up outside the window " + fmtUs(D.startup_us)); }
+    if (D.memory && D.memory.peak_bytes) { facts.push("peak device memory " + (D.memory.peak_bytes / 1e9).toFixed(2) + " GB"); }
     document.getElementById("launch-facts").textContent = facts.join(" · ");
+    var ranks = D.ranks || [];
+    if (ranks.length > 1) {
+      document.getElementById("ranks-block").hidden = false;
+      var rows = ranks.map(function (r) {
+        return { rank: r.rank, window_us: r.window_us, busy_us: r.busy_us, idle_us: r.idle_us,
+          exposed: r.exposed_communication_us, imbalance: typeof r.imbalance === "number" ? 100 * r.imbalance : null,
+          slowest: r.slowest ? "slowest" : "" };
+      });
+      fillTable("rank-table", [["rank", "Rank", 0], ["window_us", "Window µs", 0], ["busy_us", "Busy µs", 0],
+        ["idle_us", "Idle µs", 0], ["exposed", "Exposed comm. µs", 0], ["imbalance", "Behind slowest %", 1],
+        ["slowest", "", "name"]], rows);
+    }
   }
 
   function drawTimeline() {
