@@ -72,7 +72,10 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     if result.run_info.get("torch", {}).get("gpu_activity") is False:
         lines.append("rocanalyze: no GPU visible to torch (CPU-only build or no device): "
                      "the trace holds no GPU activity")
-    note = result.run_info.get("torch", {}).get("schedule_note")
+    torch_facts = result.run_info.get("torch") or {}
+    if "steps" in torch_facts:
+        lines.append(step_line(torch_facts["steps"], torch_facts.get("step_source")))
+    note = torch_facts.get("schedule_note")
     if note:
         lines.append(f"rocanalyze: {note}")
     if done.analysis is not None:
@@ -88,6 +91,15 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
         if result.job.rank == 0 or result.job.world_size <= 1:
             lines.append(f"next: rocanalyze analyze {folder}")
     print("\n".join(lines), file=out)
+
+
+def step_line(steps: int, source: str | None) -> str:
+    """How the steps were found, or how to mark them."""
+    if not steps:
+        return ("rocanalyze: no steps seen (no rocanalyze.step() call, no optimizer step): the analysis "
+                "picks its own window; mark steps with rocanalyze.step()")
+    how = "rocanalyze.step() markers" if source == "marker" else "optimizer.step() calls"
+    return f"rocanalyze: {steps} steps, from {how}"
 
 
 def summary_lines(analysis: Any, top_recommendations: int = 3) -> list[str]:

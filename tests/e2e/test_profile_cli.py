@@ -65,6 +65,7 @@ def test_cpu_only_run_completes_with_zero_gpu_activity(tmp_path: Path, script: P
     assert f"rocanalyze: the script completed; run folder {run}\n" in out
     assert ("rocanalyze: no GPU visible to torch (CPU-only build or no device): the trace holds no GPU activity"
             in out)
+    assert "rocanalyze: 4 steps, from optimizer.step() calls\n" in out
     assert out.rstrip().endswith(f"next: rocanalyze analyze {run}")
     info = _run_json(run)
     assert info["command"] == ["python", str(script), "--steps", "4"]

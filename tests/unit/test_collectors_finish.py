@@ -44,11 +44,12 @@ def test_printed_summary_ends_with_the_next_command(tmp_path: Path) -> None:
     run = _run_folder(tmp_path)
     done = analyze_folder(run)
     result = RunResult(folder=run, rank_folder=run, outcome=Outcome(), job=JobInfo(),
-                       run_info={"torch": {"gpu_activity": True}})
+                       run_info={"torch": {"gpu_activity": True, "steps": 10, "step_source": "marker"}})
     out = io.StringIO()
     print_summary(result, done, out)
     text = out.getvalue().splitlines()
-    assert text[0] == f"rocanalyze: the script completed; run folder {run}"
+    assert text[:2] == [f"rocanalyze: the script completed; run folder {run}",
+                        "rocanalyze: 10 steps, from rocanalyze.step() markers"]
     assert text[-2:] == [f"report: {run / 'report.html'}",
                          f"next: rocanalyze report {run}    (re-render), or open {run}/summary.md"]
     out = io.StringIO()
