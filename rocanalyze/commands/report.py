@@ -8,7 +8,7 @@ import typer
 
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
-from rocanalyze.reports import format_for, write_report, write_run_reports
+from rocanalyze.reports import RENDERERS, RUN_FILES, format_for, write_report, write_run_reports
 from rocanalyze.traces.schema import EventTable
 
 ANALYSIS_FILE = "analysis.json"
@@ -18,7 +18,8 @@ def command(
     path: Path = typer.Argument(..., help="Trace file, run folder, or a run folder's analysis.json."),
     output: Path | None = typer.Option(None, "-o", "--output",
                                        help="File to write (.html, .md, .pftrace, .txt). Default: the three "
-                                            "run reports into the run folder, or <trace>.html here."),
+                                            "run reports into the run folder (or the one --format names), or "
+                                            "<trace name>.html here."),
     fmt: str | None = typer.Option(None, "--format", help="html, md, pftrace or txt (default: from -o)."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing report files."),
     steps: str | None = typer.Option(None, "--steps", help="Analyze steps A:B only."),
@@ -37,10 +38,12 @@ def command(
         analysis, table = load_analysis(path, need_table=True, steps=steps, rank=rank, gpu=gpu)
         written = write_run_reports(analysis, table, path, force=force)
     else:
-        target = output if output is not None else Path(_stem(path) + ".html")
+        target = output if output is not None else default_output(path, fmt)
         name = format_for(target, fmt)
-        if target.exists() and not force:  # cheap check before the analysis
+        if target.exists() and not force:  # cheap checks before the analysis
             raise UserError("already exists: pass --force to overwrite it", target)
+        if not target.parent.is_dir():
+            raise UserError("the output folder does not exist", target.parent)
         analysis, table = load_analysis(path, need_table=name == "pftrace", steps=steps, rank=rank, gpu=gpu)
         written = [write_report(analysis, table, target, name, force=force)]
     for p in written:
@@ -61,6 +64,14 @@ def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = N
     from rocanalyze.analysis.build import analyze_with_table
 
     return analyze_with_table(path, steps=steps, rank=rank, gpu=gpu)
+
+
+def default_output(path: Path, fmt: str | None) -> Path:
+    """Where a report goes without -o: the run folder's own file name, else <trace name><ext> here."""
+    name = format_for("", fmt) if fmt is not None else "html"
+    if path.is_dir():
+        return path / dict(RUN_FILES).get(name, f"report{RENDERERS[name][1]}")
+    return Path(_stem(path) + RENDERERS[name][1])
 
 
 def _stem(path: Path) -> str:

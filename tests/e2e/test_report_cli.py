@@ -59,6 +59,16 @@ def test_run_folder_gets_three_reports_and_reuses_analysis_json(tmp_path: Path, 
     err = capsys.readouterr().err.strip()
     assert err.startswith("rocanalyze: error: already exists: ") and err.endswith("pass --force to overwrite")
     assert main(["report", str(run), "--force"]) == 0
+    assert main(["report", str(run), "--format", "txt"]) == 0
+    assert "GPU time by category" in (run / "report.txt").read_text()
+
+
+def test_default_output_is_named_for_the_trace(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", str(data_path(*H100, "big_gemm.json.gz")), "--format", "md"]) == 0
+    assert (tmp_path / "big_gemm.md").read_text().startswith("## rocanalyze: big_gemm.json.gz")
+    assert main(["report", str(data_path(*H100, "big_gemm.json.gz"))]) == 0
+    assert (tmp_path / "big_gemm.html").stat().st_size > 4_800_000
 
 
 def test_analysis_json_is_rerendered_identically(tmp_path: Path) -> None:
@@ -84,6 +94,8 @@ def test_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err == (f"rocanalyze: error: {tmp_path / 'exists.html'}: already exists: pass "
                                        "--force to overwrite it\n")
     assert (tmp_path / "exists.html").read_text() == "keep me"
+    assert main(["report", trace, "-o", str(tmp_path / "no" / "dir.html")]) == 2
+    assert capsys.readouterr().err == f"rocanalyze: error: {tmp_path / 'no'}: the output folder does not exist\n"
     assert main(["report", trace, "-o", str(tmp_path / "y.html"), "--format", "svg"]) == 2
     assert capsys.readouterr().err == ("rocanalyze: error: unknown report format 'svg': use one of html, md, "
                                        "pftrace, txt\n")
