@@ -12,6 +12,8 @@ from rocanalyze.reports import RENDERERS, RUN_FILES, format_for, write_report, w
 from rocanalyze.traces.schema import EventTable
 
 ANALYSIS_FILE = "analysis.json"
+NEXT = {".html": "open it in a browser (it works offline)", ".md": "paste it into a PR comment",
+        ".pftrace": "open it at https://ui.perfetto.dev"}
 
 
 def command(
@@ -47,8 +49,11 @@ def command(
         analysis, table = load_analysis(path, need_table=name == "pftrace", steps=steps, rank=rank, gpu=gpu)
         written = [write_report(analysis, table, target, name, force=force)]
     for p in written:
-        typer.echo(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
-    typer.echo(f"next: open {written[0]} in a browser, or compare two runs: rocanalyze compare BASE NEW")
+        size = p.stat().st_size
+        typer.echo(f"wrote {p} ({size / 1e6:.2f} MB)" if size >= 100_000 else f"wrote {p} ({size / 1e3:.1f} KB)")
+        if p.suffix in NEXT:
+            typer.echo(f"  {NEXT[p.suffix]}")
+    typer.echo("next: compare two runs with `rocanalyze compare BASE NEW`")
 
 
 def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = None, rank: int | None = None,

@@ -18,7 +18,8 @@ def test_html_from_trace(tmp_path: Path, capsys) -> None:
     out = tmp_path / "r.html"
     assert main(["report", str(data_path(*H100, "launch_bound.json.gz")), "-o", str(out)]) == 0
     stdout = capsys.readouterr().out
-    assert f"wrote {out} (" in stdout and "rocanalyze compare BASE NEW" in stdout
+    assert f"wrote {out} (" in stdout and "open it in a browser (it works offline)" in stdout
+    assert stdout.rstrip().endswith("next: compare two runs with `rocanalyze compare BASE NEW`")
     page = out.read_text()
     assert 4_800_000 < len(page.encode()) <= 6_500_000
     assert "The GPU waits on kernel launches for " in page and 'id="rec-launch-bound"' in page
