@@ -189,5 +189,9 @@ def test_classify_table_two_million_events_well_under_a_second() -> None:
     start = time.perf_counter()
     classify_table(table)
     elapsed = time.perf_counter() - start
-    assert elapsed < 1.5, f"{elapsed:.2f} s for {n} events, {len(names)} distinct names x 4 op keys"
+    # each distinct (name, launching op) pair is classified once, whatever the number of events
+    pairs = len(set(zip(table.gpu["name"].astype(str), table.gpu["op_index"].clip(lower=-1), strict=True)))
+    assert classify_kernel.cache_info().misses == pairs
+    # ~0.5 s on the development machine; the bound leaves room for a loaded CI runner
+    assert elapsed < 3.0, f"{elapsed:.2f} s for {n} events, {len(names)} distinct names x 4 op keys"
     assert (table.gpu["category"].astype(str) != "").all()
