@@ -24,7 +24,8 @@ def render(analysis: Analysis, table: EventTable | None = None) -> str:
     if h["failed"] or h["partial"]:
         out += ["> **Warning:** the profiled script " + ("failed" if h["failed"] else "stopped early")
                 + "; this covers what ran before it stopped.", ""]
-    out += [f"**Window** {h['window']} ({escape(h['how'])}) · **GPU busy** {h['busy_pct']} · "
+    idle = f" · **Idle** {h['idle_pct']}" + (f", {h['idle_cause']}" if h["idle_cause"] else "")
+    out += [f"**Window** {h['window']} ({escape(h['how'])}) · **GPU busy** {h['busy_pct']}{idle} · "
             f"**Dominant** {escape(h['dominant'])} ({h['dominant_pct']}) · **GPU** {escape(h['device'])}", ""]
     if h["first"]:
         first = h["first"]

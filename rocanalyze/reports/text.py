@@ -71,7 +71,17 @@ def headline(a: Analysis) -> dict[str, Any]:
         "device": a.device.get("name") or a.device.get("arch") or "unknown GPU",
         "assumed": bool(a.device.get("assumed")),
         "first": first, "failed": a.run.failed, "partial": a.run.partial,
+        "idle_cause": _top_idle(a),
     }
+
+
+def _top_idle(a: Analysis) -> str:
+    """'mostly <cause> (<share>)' for the largest idle cause, or '' when idle is not split."""
+    causes = {k: float(v) for k, v in a.idle_breakdown_us.items() if v}
+    if not causes or not a.window_us:
+        return ""
+    name = max(sorted(causes), key=lambda k: causes[k])
+    return f"mostly {name} ({fmt_pct(causes[name] / a.window_us)})"
 
 
 def category_order(a: Analysis) -> list[str]:
