@@ -22,6 +22,7 @@ def test_summary_has_headline_tables_recommendations_and_env_line() -> None:
     assert len(md.encode()) < 60_000
     assert md.startswith("## rocanalyze: launch_bound.json.gz")
     assert "**GPU busy** " in md and "NVIDIA H100" in md
+    assert f"**Idle** {fmt_pct(a.idle_us / a.window_us)}, mostly launch_bound (" in md
     assert "| category | time | share of window |" in md
     lb = a.idle_breakdown_us["launch_bound"]
     assert f"| idle: launch_bound | {fmt_us(lb)} | {fmt_pct(lb / a.window_us)} |" in md
