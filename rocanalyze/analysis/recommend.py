@@ -159,7 +159,9 @@ def measure_dtype_gemm(a: Analysis, dtype: str) -> Metrics | None:
     if not hits:
         return None
     t = sum(float(o["time_us"]) for o in hits)
-    return {**_pct_fields("dtype_gemm", t, a), "dtype_gemm_ops": len(hits),
+    torch = (a.run.env or {}).get("torch") or {}
+    tf32_on = torch.get("float32_matmul_precision") in ("high", "medium") or bool(torch.get("matmul_allow_tf32"))
+    return {**_pct_fields("dtype_gemm", t, a), "dtype_gemm_ops": len(hits), "tf32_on": int(tf32_on),
             "dtype_gemm_worst": _op_text(max(hits, key=lambda o: float(o["time_us"])))}
 
 

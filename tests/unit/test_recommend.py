@@ -99,6 +99,10 @@ def test_fp32_gemm_on_h100_says_tf32_not_autocast() -> None:
     assert 'set_float32_matmul_precision("high")' in recs["fp32-gemm-tf32"]["action"]
     assert "aten::mm [[4096, 4096], [4096, 4096]]" in recs["fp32-gemm-tf32"]["evidence"]
     assert "fp32-gemm-tf32" not in ids(h100("big_gemm"))  # bf16 GEMMs
+    # Derived: the same run with an env.json saying TF32 was already allowed.
+    a = h100("fp32_gemm")
+    allowed = a.replace(run=RunInfo(env={"torch": {"float32_matmul_precision": "high", "matmul_allow_tf32": True}}))
+    assert "fp32-gemm-tf32" not in ids(allowed)
 
 
 def test_fp32_gemm_on_mi250_says_autocast() -> None:
