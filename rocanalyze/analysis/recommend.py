@@ -65,7 +65,7 @@ class _Missing(dict):
 
 
 def _applies_to_device(rule: dict[str, Any], device: dict[str, Any]) -> bool:
-    vendor, arch = (device.get("vendor") or "").lower(), (device.get("arch") or "").lower()
+    vendor, arch = (device.get("vendor") or "unknown").lower(), (device.get("arch") or "").lower()
     if "vendors" in rule and vendor not in rule["vendors"]:
         return False
     if "archs" in rule and not any(arch.startswith(p) for p in rule["archs"]):

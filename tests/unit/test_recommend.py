@@ -152,6 +152,16 @@ def test_exposed_communication_rccl_knobs_on_amd() -> None:
     assert "exposed-communication-rccl" not in ids(h100("train_step"))
 
 
+def test_exposed_communication_generic_wording_when_vendor_unknown() -> None:
+    # TraceLens-merged 4-rank MI300X trace whose merged metadata names no device: vendor unknown.
+    a = analyze(realdata_path("torch_traces", "hpctraining_tracelens", "merged_4rank_all_events.json.gz"))
+    assert not a.device.get("vendor")
+    rec = next(r for r in recommend(a) if r["id"] == "exposed-communication")
+    exposed, total = a.overlap["exposed_communication_us"], a.overlap["communication_us"]
+    assert f"{exposed:.0f} µs of {total:.0f} µs of collectives exposed" in rec["evidence"]
+    assert "exposed-communication-rccl" not in ids(a)
+
+
 def test_noisy_steps_fires_over_ten_percent_only() -> None:
     a = h100("launch_bound")  # three steps within 2.4% of each other
     assert "noisy-steps" not in ids(a)
