@@ -25,7 +25,8 @@ def render(analysis: Analysis, table: EventTable | None = None) -> str:
         out += ["> **Warning:** the profiled script " + ("failed" if h["failed"] else "stopped early")
                 + "; this covers what ran before it stopped.", ""]
     idle = f" · **Idle** {h['idle_pct']}" + (f", {h['idle_cause']}" if h["idle_cause"] else "")
-    out += [f"**Window** {h['window']} ({escape(h['how'])}) · **GPU busy** {h['busy_pct']}{idle} · "
+    how = f" ({escape(h['how'])})" if h["how"] else ""
+    out += [f"**Window** {h['window']}{how} · **GPU busy** {h['busy_pct']}{idle} · "
             f"**Dominant** {escape(h['dominant'])} ({h['dominant_pct']}) · **GPU** {escape(h['device'])}", ""]
     if h["first"]:
         first = h["first"]
