@@ -96,7 +96,7 @@ class LenientEvent(msgspec.Struct, gc=False):
     ts: Any = 0.0
     dur: Any = 0.0
     id: Any = None
-    args: LenientArgs = _NO_LENIENT
+    args: LenientArgs | None = _NO_LENIENT
 
 
 _TYPED = msgspec.json.Decoder(list[Event])
@@ -108,7 +108,15 @@ def decode_events(body: bytes) -> list[Any]:
     try:
         return _TYPED.decode(body)
     except msgspec.ValidationError:
-        return _LENIENT.decode(body)
+        events = _LENIENT.decode(body)
+    for e in events:  # "args": null, and names or categories that are not strings
+        if e.args is None:
+            e.args = _NO_LENIENT
+        if not isinstance(e.name, str):
+            e.name = "" if e.name is None else str(e.name)
+        if not isinstance(e.cat, str):
+            e.cat = "" if e.cat is None else str(e.cat)
+    return events
 
 
 def numbers(values: list[Any], default: float = np.nan) -> np.ndarray:

@@ -126,6 +126,7 @@ def _gpu(batches: Any, rank_default: int, runtime: pd.DataFrame, rt_cols: dict[s
     rank = _ranks(cols, rank_default)
     names = batches.names[0].categorical(cols["name"])
     cats = cols["cat"]
+    _correlation_from_flows(cols, batches.table(5))
     kind = np.where(np.char.find(cats.astype(str), "memcpy") >= 0, "memcpy",
                     np.where(np.char.find(cats.astype(str), "memset") >= 0, "memset", "kernel"))
     launch = lookup(_key(rank, cols["correlation"]),
@@ -155,6 +156,24 @@ def _gpu(batches: Any, rank_default: int, runtime: pd.DataFrame, rt_cols: dict[s
         "vgpr": cols["vgpr"], "lds_bytes": cols["lds_bytes"], "bytes": cols["bytes"],
         "copy_kind": copy_kind, "pageable": pageable, "graph": graph, "op_index": op_index,
         "launch_index": launch})
+
+
+def _correlation_from_flows(cols: dict[str, Any], flows: dict[str, Any]) -> None:
+    """GPU events without a `correlation` arg take it from the flow (ac2g 'f') ending on them, in place.
+
+    Kineto draws each launch -> kernel arrow as a flow whose id is the correlation id; the arrow's
+    end sits on the GPU event's (pid, tid, ts).
+    """
+    missing = np.flatnonzero(cols["correlation"] < 0)
+    if not len(missing) or not flows or not len(flows.get("id", [])):
+        return
+    ends = ~flows["ph"]
+    table = pd.DataFrame({"pid": flows["pid"][ends], "tid": flows["tid"][ends], "ts": flows["ts"][ends],
+                          "id": flows["id"][ends]}).drop_duplicates(["pid", "tid", "ts"])
+    want = pd.DataFrame({"pid": cols["pid"][missing], "tid": cols["tid"][missing],
+                         "ts": cols["start_ns"][missing], "row": missing})
+    hit = want.merge(table, on=["pid", "tid", "ts"], how="inner")
+    cols["correlation"][hit["row"].to_numpy()] = hit["id"].to_numpy()
 
 
 def _annotations(batches: Any, rank_default: int) -> pd.DataFrame:

@@ -119,3 +119,36 @@ def test_cpu_only_trace_has_no_gpu_rows() -> None:
                                   "mi300x_torch_compile_triton.json.gz"])
 def test_sniff_accepts_kineto_heads(name: str) -> None:
     assert kineto.sniff(read_head(realdata_path(*TL, name)))
+
+
+def _b200_events() -> dict:
+    with gzip.open(realdata_path(*TL, "nvidia_b200_eager_trace.json.gz")) as fh:
+        return json.load(fh)
+
+
+def test_flow_events_join_kernels_without_correlation_arg(tmp_path) -> None:
+    doc = _b200_events()
+    for e in doc["traceEvents"]:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            e["args"].pop("correlation", None)
+            e["args"].pop("External id", None)
+    path = tmp_path / "no_corr.json"
+    path.write_text(json.dumps(doc))
+    stripped, original = read(path), read(realdata_path(*TL, "nvidia_b200_eager_trace.json.gz"))
+    assert stripped.gpu["launch_index"].tolist() == original.gpu["launch_index"].tolist()
+    assert stripped.gpu["op_index"].tolist() == original.gpu["op_index"].tolist()
+
+
+def test_numbers_as_strings_and_null_args_take_the_lenient_path(tmp_path) -> None:
+    doc = _b200_events()
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            e["ts"], e["dur"] = repr(e["ts"]), repr(e["dur"])
+        elif e.get("cat") == "python_function":
+            e["args"] = None
+    path = tmp_path / "strings.json"
+    path.write_text(json.dumps(doc))
+    lenient, original = read(path), read(realdata_path(*TL, "nvidia_b200_eager_trace.json.gz"))
+    assert lenient.gpu["start_ns"].tolist() == original.gpu["start_ns"].tolist()
+    assert lenient.gpu["dur_ns"].tolist() == original.gpu["dur_ns"].tolist()
+    assert lenient.gpu["op_index"].tolist() == original.gpu["op_index"].tolist()
