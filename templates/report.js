@@ -150,8 +150,17 @@
         });
         tb.appendChild(tr);
       });
+      filterRows(table);
     }
     body();
+  }
+
+  // Keep the search filter across re-sorts: rows are rebuilt, the query stays on the table.
+  function filterRows(table) {
+    var q = (table.dataset.query || "").toLowerCase();
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (tr) {
+      tr.style.display = tr.dataset.search.indexOf(q) >= 0 ? "" : "none";
+    });
   }
 
   function drawKernels() {
@@ -159,10 +168,9 @@
     if (!rows.length) { empty("kernel-table", "No kernels in this analysis."); return; }
     fillTable("kernel-table", KCOLS, rows);
     document.getElementById("kernel-search").addEventListener("input", function (ev) {
-      var q = ev.target.value.toLowerCase();
-      Array.prototype.forEach.call(document.querySelectorAll("#kernel-table tbody tr"), function (tr) {
-        tr.style.display = tr.dataset.search.indexOf(q) >= 0 ? "" : "none";
-      });
+      var table = document.getElementById("kernel-table");
+      table.dataset.query = ev.target.value;
+      filterRows(table);
     });
   }
 

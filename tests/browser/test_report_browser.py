@@ -100,8 +100,9 @@ def test_h100_report_renders_offline(browser, tmp_path: Path) -> None:
                                or "gemm" in str(k.get("op") or "") + str(k.get("module") or ""))
     assert 0 < len(visible) < len(rows)
     browser.find_element(By.CSS_SELECTOR, "#kernel-table th:nth-child(3)").click()  # sort by calls
-    calls = [int(r.find_elements(By.CSS_SELECTOR, "td")[2].text) for r in
-             browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
+    shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
+    assert len(shown) == len(visible)  # the filter survives the re-sort
+    calls = [int(r.find_elements(By.CSS_SELECTOR, "td")[2].text) for r in shown]
     assert calls == sorted(calls, reverse=True)
     assert len(shoot(browser, tmp_path, "h100")) == 8
 
