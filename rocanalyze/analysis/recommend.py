@@ -185,13 +185,16 @@ def measure_gemm_stride(a: Analysis) -> Metrics | None:
             "stride_gemm_example": f"{_op_text(top)}; {lds}"}
 
 
-def measure_small_grid(a: Analysis, min_mean_us: float = 10.0) -> Metrics | None:
-    """Ops whose kernels launch fewer workgroups than the GPU needs (`grid_check.small`), mean >= min_mean_us."""
+def measure_small_grid(a: Analysis, min_mean_us: float = 10.0, max_efficiency: float = 0.5) -> Metrics | None:
+    """Ops whose kernels launch fewer workgroups than the GPU needs (`grid_check.small`), mean >= min_mean_us,
+    and that run under `max_efficiency` of their roof: a persistent kernel sized to the CU count that
+    already reaches the roof (cuBLAS nvjet, hipBLASLt stream-K) is not starved, however small its grid."""
     checked = [o for o in a.ops if (o.get("grid_check") or {}).get("small") is not None]
     if not checked:
         return None
     small = [o for o in checked if o["grid_check"]["small"]
-             and float(o["time_us"]) / max(1, int(o.get("calls") or 1)) >= min_mean_us]
+             and float(o["time_us"]) / max(1, int(o.get("calls") or 1)) >= min_mean_us
+             and (o.get("efficiency") is None or float(o["efficiency"]) < max_efficiency)]
     t = sum(float(o["time_us"]) for o in small)
     top = max(small, key=lambda o: float(o["time_us"]), default=None)
     gc = (top or checked[0])["grid_check"]

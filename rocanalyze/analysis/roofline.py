@@ -198,15 +198,17 @@ def _add_call(g: _Group, rows: _Rows, lo: int, hi: int, cost: OpCost | None, tor
 
 def _add_kernels(kernel_work: dict[str, list[float]], kernel_peaks: dict[str, str | None], rows: _Rows,
                  lo: int, hi: int, cost: OpCost | None, peak: str | None, g: _Group | None = None) -> None:
-    """Give each kernel of one op call its measured work, or its duration share of the op's modeled work.
+    """Give each kernel of one op call its measured work, or its share of the op's modeled work.
 
-    Copies and memsets an op launches (cuBLAS workspace memsets, say) get no share: the op's work is
-    split over its kernels only, by duration.
+    The modeled FLOPs go to the op's longest kernel (the GEMM, not its split-K reduce or workspace
+    memset: each would otherwise show the op's rate); the modeled bytes are split over its kernels by
+    duration. Copies and memsets an op launches get no share.
     """
     weights = np.where(rows.kernel[lo:hi], rows.dur[lo:hi], 0).astype(float)
     if weights.sum() <= 0:
         weights = rows.dur[lo:hi].astype(float)
     total = float(weights.sum())
+    main = lo + int(np.argmax(weights))
     for j in range(lo, hi):
         kname, dur = rows.name[j], float(rows.dur[j])
         if g is not None:
@@ -221,7 +223,7 @@ def _add_kernels(kernel_work: dict[str, list[float]], kernel_peaks: dict[str, st
             kw[2] += rows.flops[j]
             kw[3] += rows.bytes[j]
         else:
-            kw[2] += cost.flops * share if cost else math.nan
+            kw[2] += (cost.flops if j == main else 0.0) if cost else math.nan
             kw[3] += cost.bytes * share if cost else math.nan
         kernel_peaks.setdefault(kname, peak)
 

@@ -136,11 +136,22 @@ def test_max_autotune_replaces_tunableop_once_tunableop_is_on() -> None:
     assert "gemm-max-autotune" in found and "gemm-tunableop" not in found
 
 
-def test_small_grid_fires_on_skinny_fp32_mm_only() -> None:
+def test_small_grid_ignores_kernels_already_at_the_roof() -> None:
+    # The skinny fp32 mm launches 128 workgroups on 132 SMs but runs at 77% of the fp32 roof: not starved.
     a = h100("fp32_gemm")
-    rec = next(r for r in recommend(a) if r["id"] == "small-grid")
+    skinny = next(o for o in a.ops if (o.get("grid_check") or {}).get("small"))
+    assert skinny["grid_check"]["workgroups"] == 128 and skinny["efficiency"] > 0.5
+    assert "small-grid" not in ids(a)
+    assert "small-grid" not in ids(h100("big_gemm")) and "small-grid" not in ids(h100("train_step"))
+
+
+def test_small_grid_fires_when_a_small_grid_runs_far_under_the_roof() -> None:
+    # No captured trace has a starved small grid; the real fp32_gemm Analysis with that op's efficiency
+    # lowered to 0.2 (Analysis.replace) stands in for one.
+    a = h100("fp32_gemm")
+    ops = [dict(o, efficiency=0.2) if (o.get("grid_check") or {}).get("small") else o for o in a.ops]
+    rec = next(r for r in recommend(a.replace(ops=ops)) if r["id"] == "small-grid")
     assert "128 workgroups" in rec["evidence"] and "fewer than 132 workgroups" in rec["evidence"]
-    assert "small-grid" not in ids(h100("big_gemm"))
 
 
 def test_exposed_communication_rccl_knobs_on_amd() -> None:
