@@ -1,0 +1,77 @@
+"""The analysis pipeline on real inputs: multi-rank runs, rank selection, stats-only inputs, JSON round trip."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from rocanalyze import analyze
+from rocanalyze.analysis.build import analyze_table
+from rocanalyze.analysis.result import Analysis
+from rocanalyze.errors import UserError
+from rocanalyze.traces import read
+from tests.conftest import data_path, realdata_path
+
+
+@cache
+def _multirank() -> Analysis:
+    return analyze(realdata_path("torch_traces", "hta", "nvidia_multirank"))
+
+
+def test_multirank_folder_gives_one_row_per_rank_with_the_slowest_marked():
+    a = _multirank()
+    assert [r["rank"] for r in a.ranks] == [0, 1]
+    slowest = [r for r in a.ranks if r["slowest"]]
+    assert len(slowest) == 1 and slowest[0]["busy_us"] == max(r["busy_us"] for r in a.ranks)
+    for r in a.ranks:
+        assert r["busy_us"] + r["idle_us"] == pytest.approx(r["window_us"], abs=1e-3)
+        assert r["imbalance"] == pytest.approx((slowest[0]["busy_us"] - r["busy_us"]) /
+                                               (sum(x["busy_us"] for x in a.ranks) / 2), rel=1e-9)
+        assert 0 < r["exposed_communication_us"] <= sum(r["categories_us"].values())
+    assert a.window["rank"] == 0
+
+
+def test_rank_selection_analyzes_that_rank():
+    path = realdata_path("torch_traces", "hta", "nvidia_multirank")
+    one = analyze(path, rank=1)
+    row = next(r for r in _multirank().ranks if r["rank"] == 1)
+    assert one.window["rank"] == 1
+    assert one.busy_us == pytest.approx(row["busy_us"], abs=1e-3)
+    with pytest.raises(UserError, match="--rank 7"):
+        analyze(path, rank=7)
+
+
+def test_stats_only_input_has_unknown_window_and_per_kernel_totals():
+    path = realdata_path("rocprof_v1", "saltfish_pytorch_mi300x", "results.stats.csv")
+    a = analyze(path)
+    assert a.window_us is None and a.idle_us is None
+    total = sum(k["total_us"] for k in a.kernels)
+    assert a.busy_us == pytest.approx(total, rel=1e-9)
+    assert sum(a.categories_us.values()) == pytest.approx(total, rel=1e-9)
+    # hipBLASLt Tensile kernels and RCCL kernels dominate this distributed training run
+    assert {"gemm", "communication"} <= set(a.categories_us)
+    assert any("aggregate" in n for n in a.notes)
+
+
+def test_analysis_json_round_trip_is_identical():
+    a = analyze(data_path("torch_profiler", "h100_captures", "manual_attention.json.gz"))
+    text = a.to_json()
+    again = Analysis.from_json(text)
+    assert again.to_json() == text
+    assert json.loads(text)["schema_version"] == 1
+
+
+def test_newer_schema_is_refused_in_one_line():
+    with pytest.raises(UserError, match="schema_version 99"):
+        Analysis.from_dict({"schema_version": 99})
+
+
+def test_cpu_only_table_is_an_empty_analysis_when_allowed():
+    table = read(data_path("torch_profiler", "h100_captures", "fp32_gemm.json.gz"))
+    table.gpu = table.gpu.iloc[0:0]
+    with pytest.raises(UserError, match="no GPU activity"):
+        analyze_table(table)
+    a = analyze_table(table, allow_empty=True)
+    assert a.busy_us == 0.0 and any("no GPU activity" in n for n in a.notes)
