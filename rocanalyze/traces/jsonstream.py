@@ -70,6 +70,23 @@ def _array_start(data: bytearray, key: bytes) -> int | None:
     return None
 
 
+def _buffer(size: int) -> bytearray:
+    """A bytearray of `size` bytes with one byte of spare capacity (for the `_unshared` probe)."""
+    buf = bytearray(size + 1)
+    del buf[-1:]
+    return buf
+
+
+def _unshared(buf: bytearray) -> bool:
+    """True when nothing exports buf's memory (a one-byte resize is refused while anything does)."""
+    try:
+        buf.append(0)
+    except BufferError:
+        return False
+    buf.pop()
+    return True
+
+
 class EventArray:
     """Iterate decoded batches of the events array; afterwards `rest` holds the other keys' JSON."""
 
@@ -117,55 +134,71 @@ class EventArray:
                 self.rest = bytes(data)
                 return
         self.found = True
-        # data[0] is the array's `[` (skipped), later the byte after the last cut: every block has
-        # a byte before its first element, where `[` is written for decoding
-        prefix, data = bytes(data[:start]), bytearray(data[start - 1:])
+        prefix = bytes(data[:start])
+        # one buffer for the whole file (fresh 16 MB buffers per block cost page faults): buf[0] is
+        # the array's `[` (skipped), later the byte after the last cut, so every block has a byte
+        # before its first element, where `[` is written for decoding
+        n = len(data) - start + 1
+        buf = _buffer(n + 2 * self.block)
+        buf[:n] = data[start - 1:]
+        del data
         offset, skip = start - 1, 1
         while True:
-            chunk = self.stream.read(self.block)
-            if not chunk:
+            if len(buf) - n < self.block:  # an element longer than a block: room for more
+                grown = _buffer(n + 2 * self.block)
+                grown[:n] = buf[:n]
+                buf = grown
+            with memoryview(buf) as view, view[n:n + self.block] as room:
+                got = self.stream.readinto(room)
+            if not got:
                 break
-            data += chunk
-            cut = self._guess(data)
+            n += got
+            cut = self._guess(buf, n)
             if cut is None:
                 continue
             try:
-                batch = self._decode(data, cut, skip)
+                batch = self._decode(buf, cut, skip)
             except msgspec.DecodeError:
-                cut = self._exact_cut(data, skip)
+                cut = self._exact_cut(buf, skip, n)
                 if cut is None:
                     continue
-                batch = self._decode_or_fail(data, cut, skip, offset)
-            # a new buffer for the rest: decoded Raw values may still point into the old one
-            data, offset, skip = bytearray(data[cut:]), offset + cut, 0
+                batch = self._decode_or_fail(buf, cut, skip, offset)
             yield batch
             del batch
-        pos, chars, depth = structure(memoryview(data)[skip:])
+            # move the rest to the front, unless decoded values (msgspec.Raw) still point into buf
+            if _unshared(buf):
+                buf[:n - cut] = buf[cut:n]
+            else:
+                fresh = _buffer(len(buf))
+                fresh[:n - cut] = buf[cut:n]
+                buf = fresh
+            n, offset, skip = n - cut, offset + cut, 0
+        pos, chars, depth = structure(memoryview(buf)[skip:n])
         closes = np.flatnonzero((chars == 93) & (depth == -1))
         if not len(closes):
-            raise self._fail("truncated or corrupt JSON (the event array never closes)", offset + len(data))
+            raise self._fail("truncated or corrupt JSON (the event array never closes)", offset + n)
         close = int(pos[closes[0]]) + skip
-        yield self._decode_or_fail(data, close, skip, offset)
-        self.rest = prefix + bytes(data[close:])
+        yield self._decode_or_fail(buf, close, skip, offset)
+        self.rest = prefix + bytes(buf[close:n])
 
     @staticmethod
-    def _guess(data: bytearray) -> int | None:
-        """Position just after the last `}` that precedes `, {` (probably an element's end)."""
-        lo = max(0, len(data) - _WINDOW)
+    def _guess(data: bytearray, n: int) -> int | None:
+        """Position just after the last `}` in data[:n] that precedes `, {` (probably an element's end)."""
+        lo = max(0, n - _WINDOW)
         while True:
-            last = deque(_CUT.finditer(data, lo), maxlen=1)
+            last = deque(_CUT.finditer(data, lo, n), maxlen=1)
             if last:
                 return last[0].start() + 1
             if lo == 0:
                 return None
             lo = 0
 
-    def _exact_cut(self, data: bytearray, skip: int) -> int | None:
-        """Position of the byte after the last complete element (numpy pass over the block)."""
-        pos, chars, depth = structure(memoryview(data)[skip:])
+    def _exact_cut(self, data: bytearray, skip: int, n: int) -> int | None:
+        """Position of the byte after the last complete element in data[:n] (numpy pass)."""
+        pos, chars, depth = structure(memoryview(data)[skip:n])
         pos = pos + skip
         bad = np.flatnonzero(depth < 0)
         if len(bad):  # the array closes inside this block: cut before it, the end handles the rest
             pos, chars, depth = pos[: bad[0]], chars[: bad[0]], depth[: bad[0]]
-        ends = np.flatnonzero((chars == 125) & (depth == 0) & (pos + 1 < len(data)))
+        ends = np.flatnonzero((chars == 125) & (depth == 0) & (pos + 1 < n))
         return int(pos[ends[-1]]) + 1 if len(ends) else None

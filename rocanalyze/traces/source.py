@@ -50,6 +50,12 @@ class _Counting:
             self.advance(len(data))  # type: ignore[operator]
         return data
 
+    def readinto(self, buffer: memoryview) -> int:
+        n = self.raw.readinto(buffer)
+        if self.advance is not None and n:
+            self.advance(n)  # type: ignore[operator]
+        return n
+
     def readable(self) -> bool:
         return True
 

@@ -81,3 +81,17 @@ def test_not_json_is_user_error() -> None:
 def test_no_event_array_keeps_everything_in_rest() -> None:
     events, rest = _events(b'{"schemaVersion": 1}', 64)
     assert events == [] and rest == {"schemaVersion": 1}
+
+
+class _Held(msgspec.Struct):
+    name: str = ""
+    args: msgspec.Raw = msgspec.Raw()
+
+
+def test_raw_values_kept_by_the_caller_stay_intact() -> None:
+    """msgspec.Raw points into the read buffer: it must not be overwritten by the next block."""
+    events = [{"name": f"e{i}", "args": {"Input Dims": [[i, i + 1]], "pad": "x" * (i % 7)}} for i in range(400)]
+    doc = json.dumps({"traceEvents": events}).encode()
+    array = EventArray(io.BytesIO(doc), Path("t.json"), msgspec.json.Decoder(list[_Held]).decode, block=256)
+    held = [e for batch in array for e in batch]  # every batch kept alive while reading goes on
+    assert [json.loads(bytes(e.args)) for e in held] == [e["args"] for e in events]
