@@ -43,9 +43,13 @@ def test_every_rule_has_examples_and_a_source() -> None:
         assert rule.category in CATEGORIES
 
 
-def _labeled() -> list[tuple[str, str, str]]:
+LABELED = "labeled_kernels.tsv.gz"            # 1,000 names: realdata traces, captures, public profiles
+DRAWS = "labeled_kernels_draws.tsv.gz"       # 521 names drawn in three rounds, each labeled before its fixes
+
+
+def _labeled(filename: str = LABELED) -> list[tuple[str, str, str]]:
     rows = []
-    with gzip.open(data_path("classify", "labeled_kernels.tsv.gz"), "rt", encoding="utf-8") as fh:
+    with gzip.open(data_path("classify", filename), "rt", encoding="utf-8") as fh:
         lines = fh.read().splitlines()
     for line in lines:
         if line and not line.startswith("#"):
@@ -54,19 +58,32 @@ def _labeled() -> list[tuple[str, str, str]]:
     return rows
 
 
-def test_labeled_set_is_large_diverse_and_sourced() -> None:
-    rows = _labeled()
-    assert len(rows) >= 600
+# (file, minimum rows, minimum accuracy): the draws hold user kernels whose names say nothing
+# (`add_func`, `NormKernel1`) and truncated ATen copies that may or may not cast, so their bar is lower
+LABELED_SETS = [(LABELED, 600, 0.985), (DRAWS, 500, 0.965)]
+
+
+@pytest.mark.parametrize(("filename", "min_rows", "_min_accuracy"), LABELED_SETS)
+def test_labeled_set_is_large_diverse_and_sourced(filename: str, min_rows: int, _min_accuracy: float) -> None:
+    rows = _labeled(filename)
+    assert len(rows) >= min_rows
     assert len({name for _, name, _ in rows}) == len(rows)
     assert {c for c, _, _ in rows} == set(CATEGORIES)
     assert all(source.strip() for _, _, source in rows)
 
 
-def test_accuracy_on_the_labeled_set() -> None:
-    rows = _labeled()
+def test_labeled_sets_do_not_overlap() -> None:
+    first = {name for _, name, _ in _labeled(LABELED)}
+    assert not first & {name for _, name, _ in _labeled(DRAWS)}
+
+
+@pytest.mark.parametrize(("filename", "_min_rows", "min_accuracy"), LABELED_SETS)
+def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy: float) -> None:
+    rows = _labeled(filename)
     wrong = [(c, classify_kernel(n), n[:120]) for c, n, _ in rows if classify_kernel(n) != c]
     accuracy = 1 - len(wrong) / len(rows)
-    assert accuracy >= 0.985, f"accuracy {accuracy:.4f}; misclassified: {wrong}"  # 959/969 when written
+    # when written: 991/1000 and 507/521
+    assert accuracy >= min_accuracy, f"accuracy {accuracy:.4f}; misclassified: {wrong}"
     per_category = Counter(c for c, _, _ in rows)
     misses = Counter(c for c, _, _ in wrong)
     for category, total in per_category.items():
@@ -90,12 +107,20 @@ TRAPS = [
     ("rope_norm", "elementwise"),                    # RoPE, not a norm
     ("topkGating", "sort"),                          # MoE routing, not softmax
     ("FP8_quantize", "elementwise"),                 # fbgemm_gpu quantize: 'fbgemm' is not a GEMM
+    ("kernel_grouped_conv_fwd", "conv"),             # CK grouped conv over a GridwiseGemm
+    ("ClassNLLCriterion", "reduction"),              # updateOutput_kernel is not a put_kernel
+    ("linalg_vector_norm", "reduction"),             # a vector norm, not a norm layer
+    ("fused_attn_rocm::", "memcpy"),                 # TE padding copies in the fused-attention namespace
+    ("cross_device_reduce", "communication"),        # custom all-reduce, not a reduction
+    ("mbtopk::fill", "memset"),                      # a fill inside top-k
+    ("quantize_mmq", "elementwise"),                 # quantize for a quantized matmul, not the matmul
+    ("indexed_moe_mm", "gemm"),                      # 'indexed' MoE matmul, not an index op
 ]
 
 
 @pytest.mark.parametrize(("marker", "category"), TRAPS, ids=[m for m, _ in TRAPS])
 def test_traps(marker: str, category: str) -> None:
-    names = [n for _, n, _ in _labeled() if marker in n]
+    names = [n for _, n, _ in _labeled() + _labeled(DRAWS) if marker in n]
     assert names, marker
     assert {classify_kernel(n) for n in names} == {category}
 
