@@ -83,7 +83,8 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
         report = next((p for p in done.written if p.name == "report.html"), None)
         if report is not None:
             lines.append(f"report: {report}")
-        lines.append(f"next: rocanalyze report {folder}    (re-render), or open {folder}/summary.md")
+        lines.append(f"next: open {report or folder}; after a change, profile again and "
+                     f"rocanalyze compare {folder} NEW_RUN")
     else:
         why = done.error or done.skipped
         if why:

@@ -181,4 +181,5 @@ def test_full_run_writes_the_analysis_and_reports(tmp_path: Path, script: Path,
     assert analysis["kernels"] == []
     assert "  (no GPU kernels recorded)\n" in out
     assert f"report: {run / 'report.html'}\n" in out
-    assert out.rstrip().endswith(f"next: rocanalyze report {run}    (re-render), or open {run}/summary.md")
+    assert out.rstrip().endswith(f"next: open {run / 'report.html'}; after a change, profile again and "
+                                 f"rocanalyze compare {run} NEW_RUN")
