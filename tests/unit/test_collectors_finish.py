@@ -51,7 +51,8 @@ def test_printed_summary_ends_with_the_next_command(tmp_path: Path) -> None:
     assert text[:2] == [f"rocanalyze: the script completed; run folder {run}",
                         "rocanalyze: 10 steps, from rocanalyze.step() markers"]
     assert text[-2:] == [f"report: {run / 'report.html'}",
-                         f"next: open {run / 'report.html'}; after a change, profile again and rocanalyze compare {run} NEW_RUN"]
+                         f"next: open {run / 'report.html'}; after a change, profile again and "
+                         f"rocanalyze compare {run} NEW_RUN"]
     out = io.StringIO()
     print_summary(RunResult(folder=run, rank_folder=run, outcome=Outcome(exit_code=3, failed=True), job=JobInfo()),
                   Finished(skipped="--no-report"), out)
