@@ -10,6 +10,8 @@
     memcpy: "#17becf", memset: "#9edae5", other: "#bcbd22",
     launch_bound: "#c7c7c7", sync: "#a0a0a0", h2d_copy: "#7f7f7f", host_other: "#dddddd"
   };
+  var IDLE = { launch_bound: "#c7c7c7", sync: "#a0a0a0", h2d_copy: "#7f7f7f", host_other: "#dddddd",
+    other: "#b0b0b0", unattributed: "#e6e6e6" };
   var EXTRA = ["#8c564b", "#9467bd", "#2ca02c", "#d62728", "#ff7f0e", "#1f77b4", "#e377c2", "#7f7f7f"];
   function color(name, i) { return PALETTE[name] || EXTRA[(i || 0) % EXTRA.length]; }
   function fmtUs(us) {
@@ -21,35 +23,54 @@
   function num(v, digits) { return (v === null || v === undefined) ? "" : Number(v).toFixed(digits); }
   function empty(id, message) {
     var el = document.getElementById(id);
-    el.classList.remove("plot", "tall");
     el.className = "note";
-    el.textContent = message;
+    el.style.height = "";
+    setCodeText(el, message);
   }
+  // Text with `backtick` spans shown as <code>; built from text nodes, never parsed as HTML.
+  function setCodeText(el, message) {
+    el.textContent = "";
+    String(message).split("`").forEach(function (part, i) {
+      if (i % 2 === 1) { var c = document.createElement("code"); c.textContent = part; el.appendChild(c); }
+      else { el.appendChild(document.createTextNode(part)); }
+    });
+  }
+  function shortName(name, n) { name = String(name); return name.length > n ? name.slice(0, n - 1) + "\u2026" : name; }
 
   function drawCategories() {
     var order = D.category_order || Object.keys(D.categories_us || {});
     var idle = D.idle_breakdown_us || {};
     var names = [], values = [], colors = [];
     order.forEach(function (c, i) { names.push(c); values.push(D.categories_us[c]); colors.push(color(c, i)); });
-    Object.keys(idle).sort().forEach(function (c) {
-      if (idle[c] > 0) { names.push("idle: " + c); values.push(idle[c]); colors.push(color(c)); }
+    Object.keys(idle).sort(function (a, b) { return idle[b] - idle[a] || (a < b ? -1 : 1); }).forEach(function (c) {
+      if (idle[c] > 0) { names.push("idle: " + c); values.push(idle[c]); colors.push(IDLE[c] || "#bbbbbb"); }
     });
     if (!names.length) { empty("plot-categories", "No per-category time in this analysis."); return; }
     var w = D.window_us || 1;
+    var meaning = D.idle_causes || {};
     Plotly.newPlot("plot-categories", [{
       type: "bar", orientation: "h", y: names, x: values.map(function (v) { return v / 1e3; }),
-      marker: { color: colors }, text: values.map(function (v) { return (100 * v / w).toFixed(1) + "%"; }),
-      textposition: "auto", hovertemplate: "%{y}: %{x:.3f} ms (%{text})<extra></extra>"
+      marker: { color: colors, line: { width: 0.5, color: "#777" } },
+      text: values.map(function (v) { return (100 * v / w).toFixed(1) + "%"; }),
+      customdata: names.map(function (n) { var c = n.slice(6); return n.indexOf("idle: ") === 0 && meaning[c] ? "<br>" + meaning[c] : ""; }),
+      textposition: "outside", textangle: 0, cliponaxis: false,
+      hovertemplate: "%{y}: %{x:.3f} ms (%{text} of the window)%{customdata}<extra></extra>"
     }], {
-      margin: { l: 170, r: 20, t: 10, b: 40 }, xaxis: { title: { text: "ms in the window" } },
+      margin: { l: 170, r: 60, t: 30, b: 40 }, xaxis: { title: { text: "ms in the window" } },
       yaxis: { autorange: "reversed" }
     }, CONFIG);
     var L = D.launch || {}, O = D.overlap || {};
     var facts = [];
-    if (L.launch_overhead_us !== undefined) { facts.push("launch overhead " + fmtUs(L.launch_overhead_us)); }
-    if (L.launch_call_mean_us !== undefined) { facts.push("launch call " + fmtUs(L.launch_call_mean_us) + " on average"); }
-    if (L.launch_to_start_mean_us !== undefined) { facts.push("launch to start " + fmtUs(L.launch_to_start_mean_us)); }
-    if (L.short_kernel_share !== undefined) { facts.push((100 * L.short_kernel_share).toFixed(0) + "% of kernels shorter than a launch"); }
+    if (L.launch_call_mean_us !== undefined) {
+      facts.push("launch-bound idle " + fmtUs(L.launch_overhead_us || 0));
+      facts.push("launch call " + fmtUs(L.launch_call_mean_us) + " on average");
+    } else if (L.kernels) {
+      facts.push("launch overhead unknown (the trace records no host-side launch calls)");
+    }
+    if (L.launch_to_start_mean_us !== undefined) {
+      facts.push("launch to start " + fmtUs(L.launch_to_start_mean_us) + " on average (long when the host runs ahead of the GPU)");
+    }
+    if (L.short_kernel_share !== undefined) { facts.push((100 * L.short_kernel_share).toFixed(0) + "% of kernels shorter than a launch call"); }
     if (L.kernels_per_step !== undefined) { facts.push(num(L.kernels_per_step, 0) + " kernels per step"); }
     if (O.communication_us) { facts.push("communication " + fmtUs(O.communication_us) + ", exposed " + fmtUs(O.exposed_communication_us)); }
     if (D.startup_us) { facts.push("start-up outside the window " + fmtUs(D.startup_us)); }
@@ -65,7 +86,7 @@
       });
       fillTable("rank-table", [["rank", "Rank", 0], ["window_us", "Window µs", 0], ["busy_us", "Busy µs", 0],
         ["idle_us", "Idle µs", 0], ["exposed", "Exposed comm. µs", 0], ["imbalance", "Behind slowest %", 1],
-        ["slowest", "", "name"]], rows);
+        ["slowest", "", "text"]], rows);
     }
   }
 
@@ -82,7 +103,8 @@
     lanes.forEach(function (lane, i) {
       var axis = i === 0 ? "" : String(i + 1);
       var top = 1 - i * (h + gap);
-      layout["yaxis" + axis] = { domain: [Math.max(0, top - h), top], range: [0, 1], showticklabels: false,
+      layout["yaxis" + axis] = { domain: [Math.max(0, top - h), top], range: [0, 1], tickvals: [0, 1], tickformat: ".0%",
+        showticklabels: n <= 8,
         title: { text: "r" + lane.rank + " d" + lane.device + " s" + lane.stream, font: { size: 10 } } };
       var by = lane.busy_us_by_category || {};
       var names = Object.keys(by).sort(function (a, b) { return cats.indexOf(a) - cats.indexOf(b); });
@@ -97,35 +119,75 @@
     Plotly.newPlot("plot-timeline", traces, layout, CONFIG);
   }
 
-  var KCOLS = [["name", "Kernel", "name"], ["category", "Category", "name"], ["calls", "Calls", 0],
-    ["total_us", "Total µs", 1], ["mean_us", "Mean µs", 2], ["share", "Share %", 1], ["tflops", "TFLOP/s", 1],
-    ["gbps", "GB/s", 0], ["occupancy", "Occupancy", "occ"], ["op", "Op", "name"], ["module", "Module", "name"]];
+  // Columns: [key, header, format, tooltip]. Formats: "name" (a long name, clipped to two lines with the
+  // full name in its tooltip; click to expand), "text" (short text, one line), "occ", or the digits of a number.
+  var KCOLS = [["name", "Kernel", "name"], ["category", "Category", "text"], ["calls", "Calls", 0],
+    ["total_us", "Total µs", 1], ["mean_us", "Mean µs", 2],
+    ["share", "Share %", 1, "share of GPU busy time (kernels on concurrent streams can add up to more than 100%)"],
+    ["tflops", "TFLOP/s", 1], ["gbps", "GB/s", 0],
+    ["occupancy", "Occupancy", "occ", "occupancy of the kernel's dispatches: % of the arch maximum, resident waves per SIMD (AMD) or warps per SM (NVIDIA), and the limiting resource"],
+    ["op", "Op", "text"], ["module", "Module", "name"]];
+
+  function isNum(v) { return typeof v === "number" && isFinite(v); }
+  function trimNum(v) { return isNum(v) ? String(Math.round(v * 100) / 100) : ""; }
+  function isNvidia(o) { return isNum(o.warps_per_sm) || String(o.arch || "").indexOf("sm_") === 0; }
+
+  // The resident unit of each vendor: waves per SIMD (AMD), warps and blocks per SM (NVIDIA).
+  function resident(o) {
+    if (!o) { return ""; }
+    if (isNum(o.warps_per_sm)) { return trimNum(o.warps_per_sm) + " warps/SM" + (isNum(o.blocks_per_sm) ? ", " + trimNum(o.blocks_per_sm) + " blocks/SM" : ""); }
+    if (isNum(o.waves_per_simd)) { return trimNum(o.waves_per_simd) + " waves/SIMD"; }
+    return "";
+  }
+
+  // The limiting resource; resources that tie with it are named too ("registers = shared_memory").
+  function limiterText(o) {
+    if (!o || !o.limiter) { return ""; }
+    if (o.limiter === "none") { return isNum(o.occupancy_pct) && o.occupancy_pct >= 100 ? "none (at the maximum)" : "none"; }
+    var lim = o.limits || {}, own = lim[o.limiter];
+    if (!isNum(own)) { return String(o.limiter); }
+    var ties = Object.keys(lim).sort().filter(function (k) { return k !== o.limiter && lim[k] === own; });
+    return [o.limiter].concat(ties).join(" = ");
+  }
+
+  // Compact, for the kernel table: "19% · 12 warps/SM (registers = shared_memory)", "50% · 4 waves/SIMD (vgpr)".
+  function occText(o) {
+    if (!o || !isNum(o.occupancy_pct)) { return ""; }
+    var r = isNum(o.warps_per_sm) ? trimNum(o.warps_per_sm) + " warps/SM" : resident(o);
+    var l = o.limiter && o.limiter !== "none" ? limiterText(o) : "";
+    return o.occupancy_pct.toFixed(0) + "%" + (r ? " · " + r : "") + (l ? " (" + l + ")" : "");
+  }
 
   function cell(row, col) {
     var v = row[col[0]];
-    if (col[2] === "occ") {
-      if (!v || typeof v.occupancy_pct !== "number") { return ""; }
-      return v.occupancy_pct.toFixed(0) + "%" + (v.limiter ? " (" + v.limiter + ")" : "");
-    }
-    if (col[0] === "share") { return v === null || v === undefined ? "" : (100 * v).toFixed(1); }
-    if (col[2] === "name") { return v === null || v === undefined ? "" : String(v); }
-    return num(v, col[2]);
+    if (col[2] === "occ") { return occText(v); }
+    if (col[0] === "share") { return isNum(v) ? (100 * v).toFixed(1) : ""; }
+    if (col[2] === "name" || col[2] === "text" || col[2] === "wrap") { return v === null || v === undefined ? "" : String(v); }
+    return isNum(v) ? num(v, col[2]) : "";
   }
 
-  function fillTable(tableId, cols, rows) {
+  function sortKey(row, col) {
+    var v = row[col[0]];
+    if (col[2] === "occ") { return v && isNum(v.occupancy_pct) ? v.occupancy_pct : null; }
+    return v === "" ? null : v;
+  }
+
+  // A sortable table; columns with no value in any row are left out.
+  function fillTable(tableId, allCols, rows) {
     var table = document.getElementById(tableId);
+    var cols = allCols.filter(function (c) { return rows.some(function (r) { return cell(r, c) !== ""; }); });
     var head = document.createElement("tr");
     var state = { key: null, asc: false };
     cols.forEach(function (col) {
       var th = document.createElement("th");
       th.textContent = col[1];
-      if (col[2] === "name") { th.className = "name"; }
+      if (col[3]) { th.title = col[3]; }
+      if (col[2] === "name" || col[2] === "text") { th.className = "name"; }
       th.addEventListener("click", function () {
-        state.asc = state.key === col[0] ? !state.asc : col[2] === "name";
+        state.asc = state.key === col[0] ? !state.asc : col[2] === "name" || col[2] === "text";
         state.key = col[0];
         rows.sort(function (a, b) {
-          var x = a[col[0]], y = b[col[0]];
-          if (col[2] === "occ") { x = x && typeof x.occupancy_pct === "number" ? x.occupancy_pct : -1; y = y && typeof y.occupancy_pct === "number" ? y.occupancy_pct : -1; }
+          var x = sortKey(a, col), y = sortKey(b, col);
           if (x === y) { return 0; }
           if (x === null || x === undefined) { return 1; }
           if (y === null || y === undefined) { return -1; }
@@ -143,9 +205,19 @@
         var tr = document.createElement("tr");
         tr.dataset.search = cols.map(function (c) { return cell(row, c); }).join(" ").toLowerCase();
         cols.forEach(function (col) {
-          var td = document.createElement("td");
-          td.textContent = cell(row, col);
-          if (col[2] === "name") { td.className = "name"; }
+          var td = document.createElement("td"), text = cell(row, col);
+          if (col[2] === "name") {
+            td.className = "name";
+            var div = document.createElement("div");
+            div.className = "clip";
+            div.textContent = text;
+            div.title = text;
+            td.appendChild(div);
+          } else {
+            td.textContent = text;
+            if (col[2] === "text") { td.className = "name text"; }
+            if (col[2] === "wrap") { td.className = "name wrap"; }
+          }
           tr.appendChild(td);
         });
         tb.appendChild(tr);
@@ -153,6 +225,7 @@
       filterRows(table);
     }
     body();
+    return cols;
   }
 
   // Keep the search filter across re-sorts: rows are rebuilt, the query stays on the table.
@@ -163,8 +236,28 @@
     });
   }
 
+  // Clipped names open in place on click (and close again); the tooltip has the full name too.
+  document.addEventListener("click", function (ev) {
+    var el = ev.target;
+    if (el && el.classList && el.classList.contains("clip")) { el.classList.toggle("open"); }
+  });
+
+  // The occupancy entry of each kernel, by name (the first, largest one), with its vendor's units.
+  function occupancyByName() {
+    var out = {};
+    (D.occupancy || []).forEach(function (o) {
+      if (o.kernel && isNum(o.occupancy_pct) && !out[o.kernel]) { out[o.kernel] = o; }
+    });
+    return out;
+  }
+
   function drawKernels() {
-    var rows = (D.kernels || []).slice();
+    var occ = occupancyByName();
+    var rows = (D.kernels || []).map(function (k) {
+      var r = Object.assign({}, k);
+      r.occupancy = occ[k.name] || (k.occupancy && isNum(k.occupancy.occupancy_pct) ? k.occupancy : null);
+      return r;
+    });
     if (!rows.length) { empty("kernel-table", "No kernels in this analysis."); return; }
     fillTable("kernel-table", KCOLS, rows);
     document.getElementById("kernel-search").addEventListener("input", function (ev) {
@@ -197,10 +290,14 @@
         }), hovertemplate: "%{text}<extra></extra>" });
     });
     var bw = C.memory_bw_gbps, peaks = C.peaks_tflops || {};
-    Object.keys(peaks).forEach(function (k, i) {
-      var p = peaks[k], knee = bw ? p * 1e3 / bw : xmin;
-      traces.push({ type: "scatter", mode: "lines", name: k + " peak " + p + " TFLOP/s", x: [Math.max(knee, xmin), Math.max(xmax, knee * 2)],
-        y: [p, p], line: { dash: "dash", width: 1.5, color: EXTRA[i % EXTRA.length] }, hoverinfo: "name" });
+    // One line per distinct rate: fp32 and fp32_matrix at the same TFLOP/s are one roof, named once.
+    var byRate = {};
+    Object.keys(peaks).sort().forEach(function (k) { (byRate[peaks[k]] = byRate[peaks[k]] || []).push(k); });
+    Object.keys(byRate).map(Number).sort(function (a, b) { return b - a; }).forEach(function (p, i) {
+      var knee = bw ? p * 1e3 / bw : xmin;
+      traces.push({ type: "scatter", mode: "lines", name: byRate[p].join(" / ") + " peak " + p + " TFLOP/s",
+        x: [Math.max(knee, xmin), Math.max(xmax, knee * 2)], y: [p, p],
+        line: { dash: "dash", width: 1.5, color: EXTRA[i % EXTRA.length] }, hoverinfo: "name" });
     });
     if (bw) {
       var top = Math.max.apply(null, Object.keys(peaks).map(function (k) { return peaks[k]; }).concat([1]));
@@ -210,46 +307,72 @@
     Plotly.newPlot("plot-roofline", traces, {
       margin: { l: 70, r: 20, t: 10, b: 50 },
       legend: { x: 1.01, y: 0.92 },
-      xaxis: { type: "log", title: { text: "arithmetic intensity (FLOP/byte)" } },
-      yaxis: { type: "log", title: { text: "TFLOP/s" } }
+      xaxis: { type: "log", exponentformat: "power", title: { text: "arithmetic intensity (FLOP/byte)" } },
+      yaxis: { type: "log", exponentformat: "power", title: { text: "TFLOP/s" } }
     }, CONFIG);
   }
 
-  function resident(o) {
-    if (typeof o.waves_per_simd === "number") { return o.waves_per_simd + " waves/SIMD"; }
-    if (typeof o.warps_per_sm === "number") { return o.warps_per_sm + " warps/SM, " + o.blocks_per_sm + " blocks/SM"; }
-    return "";
-  }
 
   function drawOccupancy() {
     var occ = D.occupancy || [];
+    var notes = document.getElementById("occupancy-notes");
     if (!occ.length) {
-      empty("plot-occupancy", "No kernel code objects were captured for this run: run `rocanalyze occupancy` on the kernels' .amdgcn/.hsaco or a Triton cache, or `rocanalyze profile`, which captures the Triton kernels that ran.");
-      document.getElementById("occupancy-table").style.display = "none";
+      empty("plot-occupancy", "No kernel resources were recorded for this run: run `rocanalyze occupancy` on the kernels' .amdgcn/.hsaco or a Triton cache, or `rocanalyze profile`, which captures the Triton kernels that ran.");
+      document.getElementById("occupancy-block").hidden = true;
       return;
     }
-    var known = occ.filter(function (o) { return typeof o.occupancy_pct === "number"; });
+    var nvidia = occ.filter(isNvidia).length > occ.length / 2;
+    var known = occ.filter(function (o) { return isNum(o.occupancy_pct); });
+    // Entries without an occupancy carry the reason: one note per distinct reason, not rows of blanks.
+    var reasons = {}, order = [];
+    occ.forEach(function (o) {
+      if (isNum(o.occupancy_pct)) { return; }
+      var why = o.error ? String(o.error).replace(/^\w*Error: /, "") : "no occupancy model for these resources";
+      if (!reasons[why]) { reasons[why] = 0; order.push(why); }
+      reasons[why] += 1;
+    });
+    order.forEach(function (why) {
+      var p = document.createElement("p");
+      p.className = "warn";
+      p.textContent = "Occupancy not computed for " + reasons[why] + " of " + occ.length + " kernels: " + why +
+        (known.length ? "" : ". Their recorded resources are listed below.");
+      notes.appendChild(p);
+    });
+    var unit = nvidia ? "warps/SM" : "waves/SIMD";
     if (known.length) {
-      document.getElementById("plot-occupancy").style.height = Math.max(220, 60 + 22 * known.length) + "px";
-      var label = function (o, i) { var n = String(o.kernel); return (i + 1) + ". " + (n.length > 48 ? n.slice(0, 47) + "…" : n); };
+      var height = Math.max(220, 60 + 22 * known.length);
+      document.getElementById("plot-occupancy").style.height = height + "px";
+      var label = function (o, i) { return (i + 1) + ". " + shortName(o.kernel || "(unnamed kernel)", 48); };
       Plotly.newPlot("plot-occupancy", [{ type: "bar", orientation: "h", y: known.map(label), x: known.map(function (o) { return o.occupancy_pct; }),
-        text: known.map(function (o) { return o.limiter || ""; }),
-        customdata: known.map(function (o) { return String(o.kernel) + "<br>" + resident(o); }),
-        textposition: "auto", marker: { color: "#b5122b" },
-        hovertemplate: "%{customdata}<br>%{x:.0f}% of the maximum, limited by %{text}<extra></extra>" }],
-        { margin: { l: 330, r: 20, t: 10, b: 40 }, height: Math.max(220, 60 + 22 * known.length),
-          xaxis: { title: { text: "occupancy (% of the arch maximum)" }, range: [0, 100] }, yaxis: { autorange: "reversed" } }, CONFIG);
+        text: known.map(function (o) { var r = resident(o), l = limiterText(o); return o.occupancy_pct.toFixed(0) + "%" + (r ? " · " + r : "") + (l ? " · " + l : ""); }),
+        customdata: known.map(function (o) { return shortName(o.kernel || "(unnamed kernel)", 120); }),
+        textposition: "auto", insidetextanchor: "end", marker: { color: "#b5122b" },
+        hovertemplate: "%{customdata}<br>%{text}<extra></extra>" }],
+        { margin: { l: 330, r: 20, t: 10, b: 40 }, height: height,
+          xaxis: { title: { text: "occupancy (% of the arch maximum; resident " + unit + " in the label)" }, range: [0, 100] },
+          yaxis: { autorange: "reversed" } }, CONFIG);
     } else {
-      empty("plot-occupancy", "No occupancy could be computed for these kernels (see the Note column).");
+      document.getElementById("plot-occupancy").hidden = true;
     }
-    var cols = [["kernel", "Kernel", "name"], ["arch", "Arch", "name"], ["resident", "Resident", "name"],
-      ["occupancy_pct", "Occupancy %", 0], ["limiter", "Limiter", "name"], ["vgpr", "VGPR/regs", 0], ["agpr", "AGPR", 0],
-      ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0], ["scratch_bytes", "Scratch", 0], ["what_if_text", "What-if", "name"],
-      ["error", "Note", "name"]];
+    var cols = [["kernel", "Kernel", "name"], ["calls", "Calls", 0], ["total_us", "Total µs", 1], ["arch", "Arch", "text"],
+      ["occupancy_pct", "Occupancy %", 0, "% of the most " + unit + " the arch allows"]];
+    if (nvidia) {
+      cols = cols.concat([["warps_per_sm", "Warps/SM", 0], ["blocks_per_sm", "Blocks/SM", 0],
+        ["limiter_text", "Limiter", "text", "the resource that caps resident blocks (ties named with =)"],
+        ["limits_text", "Blocks/SM each resource allows", "wrap", "resident blocks per SM that each resource alone would allow; the smallest is the limiter"],
+        ["vgpr", "Registers/thread", 0], ["lds_bytes", "Shared mem bytes", 0], ["workgroup_size", "Threads/block", 0]]);
+    } else {
+      cols = cols.concat([["waves_per_simd", "Waves/SIMD", 1], ["limiter_text", "Limiter", "text", "the resource that caps resident waves (ties named with =)"],
+        ["vgpr", "VGPR", 0], ["agpr", "AGPR", 0], ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0],
+        ["scratch_bytes", "Scratch bytes", 0], ["workgroup_size", "Workgroup size", 0], ["what_if_text", "What-if", "name"]]);
+    }
     var rows = occ.map(function (o) {
       var r = Object.assign({}, o);
-      r.resident = resident(o);
-      ["vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes"].forEach(function (k) { if (r[k] < 0) { r[k] = null; } });
+      r.kernel = o.kernel || "(unnamed kernel)";
+      r.limiter_text = limiterText(o);
+      r.limits_text = o.limits ? Object.keys(o.limits).sort().map(function (k) { return k + " " + o.limits[k]; }).join(", ") : "";
+      ["vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes"].forEach(function (k) { if (!isNum(r[k]) || r[k] < 0) { r[k] = null; } });
+      if (nvidia) { r.agpr = null; r.sgpr = null; }
       var w = o.what_if;
       r.what_if_text = w ? (w.fewer ? w.fewer + " fewer " + (w.resource || "registers") + " (at most " + w.most + ") \u2192 " : "") +
         w.next_waves_per_simd + " waves/SIMD; waves_per_eu=" + w.waves_per_eu_hint : "";

@@ -76,7 +76,7 @@ def _collect(a: Analysis, caps: dict[str, int]) -> tuple[dict[str, Any], dict[st
         "steps": first("steps", [{k: v for k, v in s.items()} for s in a.steps]), "timeline": timeline,
         "occupancy": first("occupancy", a.occupancy), "device": a.device, "ranks": first("ranks", a.ranks),
         "memory": {k: v for k, v in a.memory.items() if k != "timeline"},
-        "ceilings": text.ceilings(a), "category_order": text.category_order(a),
+        "ceilings": text.ceilings(a), "category_order": text.category_order(a), "idle_causes": text.IDLE_CAUSES,
     }, cut
 
 

@@ -31,6 +31,8 @@ def render(analysis: Analysis, table: EventTable | None = None) -> str:
     if h["first"]:
         first = h["first"]
         out += [f"**Next step:** {escape(first['title'], False)}: {escape(first['action'], False)}", ""]
+    else:
+        out += [f"**{escape(h['no_rule'], False)}**", ""]
     out += categories_table(a) + kernels_table(a) + recommendations(a)
     out += ["", f"<sub>{escape(text.environment_line(a), False)}</sub>", ""]
     md = "\n".join(out)
@@ -68,7 +70,8 @@ def kernels_table(a: Analysis) -> list[str]:
 
 def recommendations(a: Analysis) -> list[str]:
     if not a.recommendations:
-        return ["### Recommendations", "", "No rule fired on this run.", ""]
+        return ["### Recommendations", "", "No rule fired on this run: nothing in it matched a known bottleneck "
+                "pattern (the headline says what was measured).", ""]
     rows = ["### Recommendations", ""]
     for i, r in enumerate(a.recommendations[:TOP_RECS], 1):
         saving = text.fmt_us(r["saving_us"]) if r.get("saving_us") else "not estimated"

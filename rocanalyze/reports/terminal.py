@@ -47,18 +47,41 @@ def print_report(console: Console, a: Analysis) -> None:
             share = text.fmt_pct(us / window) if window else "n/a"
             cats.add_row(Text(f"idle: {cause}"), text.fmt_us(us), share)
     console.print(cats)
-    kern = Table(title="Top kernels", title_justify="left")
-    for col, just in (("kernel", "left"), ("category", "left"), ("calls", "right"), ("total", "right"),
-                      ("share", "right")):
-        kern.add_column(col, justify=just, overflow="ellipsis", no_wrap=col == "kernel",  # type: ignore[arg-type]
-                        max_width=60 if col == "kernel" else None)
-    for k in a.top_kernels[:TOP_KERNELS]:
-        kern.add_row(Text(str(k.get("name", ""))), Text(str(k.get("category", ""))), str(k.get("calls", "")),
-                     text.fmt_us(k.get("total_us")), text.fmt_pct(k.get("share")))
-    console.print(kern)
+    console.print(kernels_table(a, console.width))
     if not a.recommendations:
-        console.print("No recommendation: no rule fired on this run.")
+        console.print(Text(text.no_rule_summary(a)))
     for i, r in enumerate(a.recommendations[:TOP_RECS], 1):
         console.print(Text(f"{i}. [{text.level_name(r['level'])}] {r['title']} "
                            f"(could save {text.fmt_us(r.get('saving_us'))})", style="bold"))
         console.print(Text(f"   {r['action']}"))
+
+
+# Top-kernel columns: (header, justify, shown from this console width). The kernel name takes what
+# the others leave; numbers are never cut (no_wrap, width of their widest cell).
+KERNEL_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("category", "left", 100), ("calls", "right", 0), ("total", "right", 0), ("mean", "right", 100),
+    ("share", "right", 0))
+NAME_MIN = 16
+
+
+def kernels_table(a: Analysis, width: int) -> Table:
+    """The top kernels, one line each at any width from 80 columns: the name is truncated with an
+    ellipsis, the numbers never; category and mean are dropped below 100 columns."""
+    cols = [(h, j) for h, j, shown_from in KERNEL_COLUMNS if width >= shown_from]
+    rows = []
+    for k in a.top_kernels[:TOP_KERNELS]:
+        values = {"category": str(k.get("category", "")), "calls": str(k.get("calls", "")),
+                  "total": text.fmt_us(k.get("total_us")), "mean": text.fmt_us(k.get("mean_us")),
+                  "share": text.fmt_pct(k.get("share"))}
+        rows.append((str(k.get("name", "")), [values[h] for h, _ in cols]))
+    widths = [max([len(h)] + [len(r[1][i]) for r in rows]) for i, (h, _) in enumerate(cols)]
+    # 1 + 3 per column: the borders and one space of padding each side (rich's default box)
+    name_width = max(NAME_MIN, width - sum(widths) - 3 * (len(cols) + 1) - 1)
+    longest = max([len("kernel")] + [len(r[0]) for r in rows])
+    table = Table(title="Top kernels", title_justify="left")
+    table.add_column("kernel", justify="left", no_wrap=True, overflow="ellipsis", width=min(name_width, longest))
+    for (h, j), w in zip(cols, widths, strict=True):
+        table.add_column(h, justify=j, no_wrap=True, min_width=w)  # type: ignore[arg-type]
+    for name, values in rows:
+        table.add_row(Text(name, no_wrap=True, overflow="ellipsis"), *values)
+    return table

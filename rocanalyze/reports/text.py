@@ -72,7 +72,57 @@ def headline(a: Analysis) -> dict[str, Any]:
         "assumed": bool(a.device.get("assumed")),
         "first": first, "failed": a.run.failed, "partial": a.run.partial,
         "idle_cause": _top_idle(a),
+        "no_rule": "" if first else no_rule_summary(a),
     }
+
+
+def no_rule_summary(a: Analysis) -> str:
+    """What this run shows when no recommendation fired: busy share, idle cause, GEMMs against the roof.
+
+    Every figure is read from the Analysis (window, idle breakdown, the ops' own efficiency).
+    """
+    parts = []
+    window = a.window_us or 0.0
+    if window:
+        busy = f"the GPU is busy {fmt_pct((a.busy_us or 0.0) / window)} of the window"
+        causes = {k: float(v) for k, v in a.idle_breakdown_us.items() if v}
+        if a.idle_us and causes:
+            busy += f", idle {fmt_pct(a.idle_us / window)} (mostly {max(sorted(causes), key=causes.get)})"
+        parts.append(busy)
+    elif a.top_kernels:
+        parts.append("the trace has per-kernel totals only (no timeline); the largest kernel takes "
+                     f"{fmt_us(a.top_kernels[0].get('total_us'))}")
+    dom = dominant_category(a)
+    if dom and window:
+        parts.append(f"{dom[0]} is the largest category ({fmt_pct(dom[1] / window)} of the window)")
+    roof = gemm_roof(a)
+    if roof:
+        parts.append(roof)
+    elif not a.device.get("peak_tflops") and a.categories_us:
+        parts.append("efficiencies against the roof need the GPU's peaks (pass --gpu NAME)")
+    if not parts:
+        return "No rule fired on this run."
+    return "No rule fired: " + "; ".join(parts) + "."
+
+
+def gemm_roof(a: Analysis) -> str:
+    """'GEMMs run at N% of the bf16 roof (...)': the time-weighted efficiency of the GEMM ops the
+    analysis measured against a roof, for the roof most of their time is measured against."""
+    by_peak: dict[str, list[tuple[float, float]]] = {}
+    for o in a.ops:
+        eff, t = o.get("efficiency"), float(o.get("time_us") or 0.0)
+        if o.get("category") == "gemm" and isinstance(eff, (int, float)) and t > 0 and o.get("peak"):
+            by_peak.setdefault(str(o["peak"]), []).append((float(eff), t))
+    if not by_peak:
+        return ""
+    peak = max(sorted(by_peak), key=lambda p: sum(t for _, t in by_peak[p]))
+    pts = by_peak[peak]
+    total = sum(t for _, t in pts)
+    mean = sum(e * t for e, t in pts) / total
+    lo, hi = min(e for e, _ in pts), max(e for e, _ in pts)
+    spread = f"; from {fmt_pct(lo)} to {fmt_pct(hi)}" if len(pts) > 1 else ""
+    n = f"{len(pts)} GEMM op{'s' if len(pts) > 1 else ''}"
+    return f"GEMMs run at {fmt_pct(mean)} of the {peak} roof (time-weighted over {n}, {fmt_us(total)}{spread})"
 
 
 def _top_idle(a: Analysis) -> str:
@@ -92,12 +142,32 @@ def category_order(a: Analysis) -> list[str]:
 def ceilings(a: Analysis) -> dict[str, Any]:
     """The roofline ceilings to draw: memory bandwidth and the peaks of the dtypes the ops use."""
     peaks = a.device.get("peak_tflops") or {}
-    present = {_DTYPE_PEAK.get(str(d).lower()) for o in a.ops for d in (o.get("dtypes") or []) if d}
+    present = {_DTYPE_PEAK.get(str(d).lower()) for o in a.ops for d in _tensor_dtypes(o)}
     present.discard(None)
     chosen = {k: v for k, v in sorted(peaks.items()) if v and any(k.startswith(p) for p in present)}
     if not chosen and peaks:  # no dtypes recorded: still show the roofs the part has
         chosen = {k: v for k, v in sorted(peaks.items()) if v}
     return {"memory_bw_gbps": a.device.get("memory_bw_gbps"), "peaks_tflops": chosen}
+
+
+def _tensor_dtypes(op: dict[str, Any]) -> list[str]:
+    """The dtypes of an op's tensor inputs: a scalar argument (`double` eps, momentum) has no shape and
+    does not make an op an fp64 op."""
+    dtypes, shapes = op.get("dtypes") or [], op.get("shapes")
+    if not isinstance(shapes, list) or len(shapes) != len(dtypes):
+        return [str(d) for d in dtypes if d]
+    return [str(d) for d, s in zip(dtypes, shapes, strict=True) if d and s]
+
+
+# What each idle cause means (docs/analyze.md, "Idle time, by cause"), for the report's hover text.
+IDLE_CAUSES: dict[str, str] = {
+    "sync": "the host sat in a synchronize or blocking copy when the GPU went idle",
+    "h2d_copy": "the host was inside a host-to-device copy call",
+    "launch_bound": "the next kernel was launched only after the GPU went idle, by a busy host",
+    "host_other": "the host launched late after doing something else (Python, data loading, a CPU op)",
+    "other": "work was queued but waited (graph-internal dependencies, cross-stream waits, queue latency)",
+    "unattributed": "the trace has no host runtime calls, so the cause of idle gaps is unknown",
+}
 
 
 def environment_rows(a: Analysis) -> list[tuple[str, str]]:

@@ -117,3 +117,73 @@ def test_amd_report_with_occupancy_renders(browser, tmp_path: Path) -> None:
     assert errors == []
     assert plots(browser) == {"plot-categories": 3, "plot-timeline": 3, "plot-roofline": 3, "plot-occupancy": 3}
     assert len(shoot(browser, tmp_path, "mi300x")) == 8
+
+
+def texts(driver, css: str) -> list[str]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map(e => e.textContent);", css)
+
+
+def no_nulls(driver) -> None:
+    body = driver.execute_script("return document.querySelector('main').innerText;")
+    for bad in ("null", "undefined", "NaN", "[object Object]"):
+        assert bad not in body, bad
+
+
+def test_nvidia_occupancy_in_warps_and_blocks_per_sm(browser, tmp_path: Path) -> None:
+    a = analyze(data_path("torch_profiler", "h100_captures", "train_step.json.gz"))
+    first = a.occupancy[0]
+    assert first["arch"] == "sm_90" and first.get("waves_per_simd") is None  # CUPTI: warps and blocks per SM
+    assert open_report(browser, html.render(a), tmp_path / "nv.html") == []
+    heads = texts(browser, "#occupancy-table th")
+    assert {"Warps/SM", "Blocks/SM", "Registers/thread", "Limiter"} <= set(heads)
+    assert not {"Waves/SIMD", "AGPR", "SGPR", "What-if"} & set(heads)
+    row = texts(browser, "#occupancy-table tbody tr:first-child td")
+    assert str(first["warps_per_sm"]) == row[heads.index("Warps/SM")]
+    assert str(first["blocks_per_sm"]) == row[heads.index("Blocks/SM")]
+    kheads = texts(browser, "#kernel-table th")
+    kcell = texts(browser, "#kernel-table tbody tr:first-child td")[kheads.index("Occupancy")]
+    k0 = next(o for o in a.occupancy if o["kernel"] == a.kernels[0]["name"])
+    assert kcell.startswith(f"{k0['occupancy_pct']:.0f}% · {k0['warps_per_sm']} warps/SM")
+    assert "No occupancy could be computed" not in browser.page_source
+    assert texts(browser, "#occupancy-notes p") == []
+    no_nulls(browser)
+
+
+def test_amd_occupancy_unknown_arch_is_a_note(browser, tmp_path: Path) -> None:
+    a = analyze(realdata_path("rocprof_v1", "llamacpp_rdna_wave32"))
+    assert a.occupancy and all("error" in o for o in a.occupancy)  # the arch is not known there
+    assert open_report(browser, html.render(a), tmp_path / "rdna.html") == []
+    notes = texts(browser, "#occupancy-notes p")
+    assert len(notes) == 1 and f"for {len(a.occupancy)} of {len(a.occupancy)} kernels" in notes[0]
+    assert "unknown AMD GPU arch" in notes[0]
+    heads = texts(browser, "#occupancy-table th")
+    assert {"VGPR", "SGPR", "LDS bytes"} <= set(heads)
+    assert not {"Occupancy %", "Limiter", "Waves/SIMD", "Warps/SM"} & set(heads)  # no columns of blanks
+    assert browser.execute_script("return document.getElementById('plot-occupancy').hidden;")
+    assert "TFLOP/s" not in texts(browser, "#kernel-table th")  # no FLOPs recorded: no empty column
+    no_nulls(browser)
+
+
+def test_long_names_clip_to_two_lines_with_the_full_name(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    a = analyze(data_path("torch_profiler", "h100_captures", "train_step.json.gz"))
+    long = "void ck::kernel_gemm_xdl_cshuffle_v3<" + ", ".join(f"ck::Sequence<{i}, 8, 1>" for i in range(40)) + ">(X)"
+    assert len(long) > 500
+    kernels = [dict(k) for k in a.kernels]
+    kernels[0]["name"] = long
+    occupancy = [dict(a.occupancy[0], kernel=long)] + a.occupancy[1:]
+    assert open_report(browser, html.render(a.replace(kernels=kernels, occupancy=occupancy)),
+                       tmp_path / "long.html") == []
+    for table in ("kernel-table", "occupancy-table"):
+        clip = browser.find_element(By.CSS_SELECTOR, f"#{table} tbody tr:first-child td .clip")
+        assert clip.get_attribute("title") == long and clip.get_attribute("textContent") == long
+        line = browser.execute_script("return parseFloat(getComputedStyle(arguments[0]).lineHeight);", clip)
+        assert clip.size["height"] <= 2.5 * line, table  # two lines, not twenty
+        browser.execute_script("arguments[0].scrollIntoView(); arguments[0].click();", clip)
+        assert clip.size["height"] > 3 * line  # a click opens the whole name
+    search = browser.find_element(By.ID, "kernel-search")
+    search.send_keys("sequence<39, 8, 1>")  # the end of the name, hidden by the clip, still matches
+    shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
+    assert len(shown) == 1

@@ -126,3 +126,25 @@ def test_size_cap_on_a_two_million_event_trace(tmp_path: Path) -> None:
     data, _ = html.page_data(a)
     assert len(json.dumps(data, sort_keys=True)) <= html.PAGE_DATA_LIMIT
     assert len(html.render(a).encode()) <= 6_500_000
+
+
+def test_no_rule_headline_quotes_the_run() -> None:
+    a = h100("train_step")
+    assert not a.recommendations
+    page = html.render(a)
+    head = page.split('<section id="categories">')[0]
+    assert f"No rule fired: the GPU is busy {100 * a.busy_us / a.window_us:.1f}% of the window" in head
+    assert "of the bf16 roof" in head
+
+
+def test_roofs_follow_tensor_dtypes_not_scalar_arguments() -> None:
+    # batch_norm records eps and momentum as `double` scalars (no shape): that is no fp64 work
+    a = analyze(realdata_path("torch_traces", "tracelens", "mi300x_resnet_act_checkpoint_train.json.gz"))
+    assert any("double" in (o.get("dtypes") or []) for o in a.ops)
+    peaks = page_json(html.render(a))["ceilings"]["peaks_tflops"]
+    assert "fp64" not in peaks and "bf16" in peaks
+
+
+def test_idle_causes_are_explained_on_the_page() -> None:
+    data = page_json(html.render(h100("launch_bound")))
+    assert set(data["idle_breakdown_us"]) <= set(data["idle_causes"])

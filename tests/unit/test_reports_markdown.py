@@ -55,3 +55,18 @@ def test_terminal_report_amd() -> None:
     assert "AMD Instinct MI300X" in out and "GPU time by category" in out
     assert "Communication not hidden under compute" in out
     assert "\x1b[" not in out
+
+
+def test_no_rule_fired_headline_says_what_was_measured() -> None:
+    a = h100("train_step")  # GPU-bound, GEMMs near the roof: no rule fires
+    assert not a.recommendations
+    md = markdown.render(a)
+    head = md.split("### GPU time by category")[0]
+    busy = fmt_pct(a.busy_us / a.window_us)
+    gemm = [o for o in a.ops if o["category"] == "gemm" and o.get("peak") == "bf16"]
+    eff = sum(o["efficiency"] * o["time_us"] for o in gemm) / sum(o["time_us"] for o in gemm)
+    assert f"**No rule fired: the GPU is busy {busy} of the window" in head
+    assert f"GEMMs run at {fmt_pct(eff)} of the bf16 roof" in head
+    # Derived: the same run without a GPU spec has no roof to quote, and says so.
+    bare = a.replace(ops=[], device={})
+    assert "pass --gpu NAME" in markdown.render(bare).split("### GPU time by category")[0]
