@@ -28,7 +28,7 @@ DTYPES: dict[str, tuple[str, int]] = {
 MATRIX_PEAK = {"fp64": "fp64", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8": "int8"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class OpCost:
     """Work of one op call: FLOPs (multiply-add = 2), bytes moved, and what the roof is for it."""
 
@@ -347,10 +347,25 @@ def op_cost(name: str, shapes: Any, dtypes: Any, strides: Any = None, concrete: 
     model = MODELS.get(name) or (_triton if name.startswith(TRITON_PREFIXES) else None)
     if model is None:
         return None
+    # training steps repeat the same few hundred (op, inputs) signatures: model each one once
     try:
-        return model(Args(shapes, dtypes, strides, concrete), name)
+        key = (name, repr(shapes), repr(dtypes), repr(strides), repr(concrete))
+    except RecursionError:  # pragma: no cover
+        key = None
+    if key is not None and key in _COST_CACHE:
+        return _COST_CACHE[key]
+    try:
+        cost = model(Args(shapes, dtypes, strides, concrete), name)
     except (IndexError, TypeError, ValueError, ZeroDivisionError):
-        return None  # recorded inputs do not have the layout this op's model expects
+        cost = None  # recorded inputs do not have the layout this op's model expects
+    if key is not None:
+        if len(_COST_CACHE) > 200_000:
+            _COST_CACHE.clear()
+        _COST_CACHE[key] = cost
+    return cost
+
+
+_COST_CACHE: dict[tuple[str, str, str, str, str], OpCost | None] = {}
 
 
 def model_ops(table: Any, gpu: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -270,8 +270,11 @@ def _eager_chains(ctx: _Context) -> list[dict[str, Any]]:
     df = gpu[["rank", "device", "stream", "start_ns", "dur_ns", "name", "category", "graph", "op_index"]]
     df = df.sort_values(["rank", "device", "stream", "start_ns"], kind="stable")
     names = df["name"].astype(str).to_numpy()
+    codes, uniques = pd.factorize(names)  # the regex runs once per distinct name, not per kernel
+    unfused = np.array([not fused.search(u) for u in uniques], dtype=bool)[codes] if len(names) else \
+        np.zeros(0, dtype=bool)
     ok = ((df["category"].astype(str).to_numpy() == "elementwise") & (df["dur_ns"].to_numpy() <= small_ns)
-          & ~df["graph"].to_numpy() & np.array([not fused.search(n) for n in names], dtype=bool))
+          & ~df["graph"].to_numpy() & unfused)
     start, end = df["start_ns"].to_numpy(), (df["start_ns"] + df["dur_ns"]).to_numpy()
     lane = df[["rank", "device", "stream"]].to_numpy()
     new_lane = np.r_[True, (lane[1:] != lane[:-1]).any(axis=1)]
@@ -280,8 +283,11 @@ def _eager_chains(ctx: _Context) -> list[dict[str, Any]]:
     run_id = np.cumsum(~links)
     sites: dict[tuple, dict[str, Any]] = {}
     op_idx = df["op_index"].to_numpy()
-    for rid in np.unique(run_id[ok]):
-        rows = np.flatnonzero((run_id == rid) & ok)
+    # rows of each run, in one pass: run ids of the ok rows are non-decreasing
+    ok_rows = np.flatnonzero(ok)
+    ok_runs = run_id[ok_rows]
+    cuts = np.flatnonzero(np.diff(ok_runs)) + 1
+    for rows in np.split(ok_rows, cuts) if len(ok_rows) else []:
         if len(rows) < min_len:
             continue
         ops_in = [int(i) for i in op_idx[rows] if i >= 0]
