@@ -27,6 +27,7 @@ from rocanalyze.traces.schema import (
     make_frame,
 )
 
+_GLOBAL_SIZE_LAUNCH = frozenset({"hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel"})
 _GRAPH_LAUNCH = {"cudaGraphLaunch", "hipGraphLaunch", "cuGraphLaunch", "cudaGraphLaunch_v10000",
                  "hipGraphLaunch_spt", "cudaGraphLaunch_ptsz"}
 _COPY = re.compile(r"^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP|DtoA|AtoD|AtoH|HtoA|AtoA)")
@@ -142,6 +143,14 @@ def _gpu(batches: Any, rank_default: int, runtime: pd.DataFrame, rt_cols: dict[s
         fill = has & (grid[:, 0] < 0)
         grid[fill] = rt_grid[launch[fill]]
         block[fill] = rt_block[launch[fill]]
+    if len(runtime):
+        # hipExtModuleLaunchKernel/hipHccModuleLaunchKernel take the global size in work-items, and the
+        # kernel event repeats it (Tensile/hipBLASLt GEMMs: 73728 = 288 workgroups x 256): normalise
+        global_size = runtime["name"].cat.categories.isin(list(_GLOBAL_SIZE_LAUNCH))
+        items = np.zeros(len(rank), bool)
+        items[has] = global_size[runtime["name"].cat.codes.to_numpy()[launch[has]]]
+        items &= (grid > 0).all(axis=1) & (block > 0).all(axis=1)
+        grid[items] = -(-grid[items] // block[items])
     rt_names = runtime["name"].cat.categories.isin(list(_GRAPH_LAUNCH))
     graph = np.zeros(len(rank), bool)
     if len(runtime):

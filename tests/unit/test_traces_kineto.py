@@ -152,3 +152,15 @@ def test_numbers_as_strings_and_null_args_take_the_lenient_path(tmp_path) -> Non
     assert lenient.gpu["start_ns"].tolist() == original.gpu["start_ns"].tolist()
     assert lenient.gpu["dur_ns"].tolist() == original.gpu["dur_ns"].tolist()
     assert lenient.gpu["op_index"].tolist() == original.gpu["op_index"].tolist()
+
+
+def test_rocm_global_size_launches_are_normalised_to_workgroups():
+    """hipExtModuleLaunchKernel records the global size in work-items (kernel event and API call alike)."""
+    table = read(realdata_path("torch_traces", "tracelens", "mi300x_bert-small_inference.json.gz"))
+    gpu = table.gpu
+    launched_by = table.runtime["name"].astype(str).to_numpy()[gpu["launch_index"].to_numpy()]
+    tensile = gpu[(launched_by == "hipExtModuleLaunchKernel") & gpu["name"].astype(str).str.startswith("Cijk")]
+    assert len(tensile) and set(tensile["block_x"]) == {256}
+    assert 288 in set(tensile["grid_x"])            # recorded as 73728 work-items
+    plain = gpu[launched_by == "hipLaunchKernel"]
+    assert 141 in set(plain["grid_x"])             # hipLaunchKernel records workgroups: unchanged
