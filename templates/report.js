@@ -20,7 +20,11 @@
     if (Math.abs(us) >= 1e3) { return (us / 1e3).toFixed(2) + " ms"; }
     return us.toFixed(1) + " µs";
   }
-  function num(v, digits) { return (v === null || v === undefined) ? "" : Number(v).toFixed(digits); }
+  // Numbers with thousands separators (a total of 142,976,988.0 µs reads; 142976988.0 does not).
+  function num(v, digits) {
+    if (v === null || v === undefined) { return ""; }
+    return Number(v).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
   function empty(id, message) {
     var el = document.getElementById(id);
     el.className = "note";
@@ -46,7 +50,9 @@
       if (idle[c] > 0) { names.push("idle: " + c); values.push(idle[c]); colors.push(IDLE[c] || "#bbbbbb"); }
     });
     if (!names.length) { empty("plot-categories", "No per-category time in this analysis."); return; }
-    var w = D.window_us || 1;
+    // No window (per-kernel totals only): shares are of the summed kernel time, never of a made-up window.
+    var w = D.window_us || values.reduce(function (t, v) { return t + v; }, 0) || 1;
+    var of = D.window_us ? " of the window" : " of summed kernel time";
     var meaning = D.idle_causes || {};
     Plotly.newPlot("plot-categories", [{
       type: "bar", orientation: "h", y: names, x: values.map(function (v) { return v / 1e3; }),
@@ -54,9 +60,9 @@
       text: values.map(function (v) { return (100 * v / w).toFixed(1) + "%"; }),
       customdata: names.map(function (n) { var c = n.slice(6); return n.indexOf("idle: ") === 0 && meaning[c] ? "<br>" + meaning[c] : ""; }),
       textposition: "outside", textangle: 0, cliponaxis: false,
-      hovertemplate: "%{y}: %{x:.3f} ms (%{text} of the window)%{customdata}<extra></extra>"
+      hovertemplate: "%{y}: %{x:.3f} ms (%{text}" + of + ")%{customdata}<extra></extra>"
     }], {
-      margin: { l: 170, r: 60, t: 30, b: 40 }, xaxis: { title: { text: "ms in the window" } },
+      margin: { l: 170, r: 60, t: 30, b: 40 }, xaxis: { title: { text: D.window_us ? "ms in the window" : "ms of kernel time (summed; no timeline)" } },
       yaxis: { autorange: "reversed" }
     }, CONFIG);
     var L = D.launch || {}, O = D.overlap || {};
@@ -98,6 +104,7 @@
     for (var b = 0; b < T.n_bins; b++) { x.push((b + 0.5) * T.bin_us / 1e3); }  // ms from the window start
     var traces = [], layout = { barmode: "stack", bargap: 0, margin: { l: 120, r: 20, t: 40, b: 40 },
       showlegend: true, legend: { orientation: "h", y: 1.02, yanchor: "bottom" } };
+    var multiRank = lanes.some(function (l) { return l.rank !== lanes[0].rank; });
     var n = lanes.length, gap = 0.02, h = (1 - gap * (n - 1)) / n, seen = {};
     var cats = D.category_order || [];
     lanes.forEach(function (lane, i) {
@@ -105,7 +112,7 @@
       var top = 1 - i * (h + gap);
       layout["yaxis" + axis] = { domain: [Math.max(0, top - h), top], range: [0, 1], tickvals: [0, 1], tickformat: ".0%",
         showticklabels: n <= 8,
-        title: { text: "r" + lane.rank + " d" + lane.device + " s" + lane.stream, font: { size: 10 } } };
+        title: { text: (multiRank ? "rank " + lane.rank + " · " : "") + "GPU " + lane.device + " · stream " + lane.stream, font: { size: 10 } } };
       var by = lane.busy_us_by_category || {};
       var names = Object.keys(by).sort(function (a, b) { return cats.indexOf(a) - cats.indexOf(b); });
       names.forEach(function (c) {
@@ -162,6 +169,7 @@
     var v = row[col[0]];
     if (col[2] === "occ") { return occText(v); }
     if (col[0] === "share") { return isNum(v) ? (100 * v).toFixed(1) : ""; }
+    if (col[2] === "trim") { return trimNum(v); }
     if (col[2] === "name" || col[2] === "text" || col[2] === "wrap") { return v === null || v === undefined ? "" : String(v); }
     return isNum(v) ? num(v, col[2]) : "";
   }
@@ -334,8 +342,10 @@
     order.forEach(function (why) {
       var p = document.createElement("p");
       p.className = "warn";
-      p.textContent = "Occupancy not computed for " + reasons[why] + " of " + occ.length + " kernels: " + why +
-        (known.length ? "" : ". Their recorded resources are listed below.");
+      // The occupancy engine's advice names its own flag; here the GPU comes from --gpu.
+      var hint = why.indexOf("--arch") >= 0 ? " (with `rocanalyze analyze` or `rocanalyze report`, name the GPU: `--gpu NAME`)" : "";
+      setCodeText(p, "Occupancy not computed for " + reasons[why] + " of " + occ.length + " kernels: " + why + hint +
+        (known.length ? "" : ". Their recorded resources are listed below."));
       notes.appendChild(p);
     });
     var unit = nvidia ? "warps/SM" : "waves/SIMD";
@@ -362,9 +372,9 @@
         ["limits_text", "Blocks/SM each resource allows", "wrap", "resident blocks per SM that each resource alone would allow; the smallest is the limiter"],
         ["vgpr", "Registers/thread", 0], ["lds_bytes", "Shared mem bytes", 0], ["workgroup_size", "Threads/block", 0]]);
     } else {
-      cols = cols.concat([["waves_per_simd", "Waves/SIMD", 1], ["limiter_text", "Limiter", "text", "the resource that caps resident waves (ties named with =)"],
+      cols = cols.concat([["waves_per_simd", "Waves/SIMD", "trim"], ["limiter_text", "Limiter", "text", "the resource that caps resident waves (ties named with =)"],
         ["vgpr", "VGPR", 0], ["agpr", "AGPR", 0], ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0],
-        ["scratch_bytes", "Scratch bytes", 0], ["workgroup_size", "Workgroup size", 0], ["what_if_text", "What-if", "name"]]);
+        ["scratch_bytes", "Scratch bytes", 0], ["workgroup_size", "Workgroup size", 0], ["what_if_text", "What-if", "wrap", "the register or LDS cut that reaches the next occupancy step, and the waves_per_eu hint that asks the compiler for it"]]);
     }
     var rows = occ.map(function (o) {
       var r = Object.assign({}, o);

@@ -67,7 +67,9 @@ def headline(a: Analysis) -> dict[str, Any]:
         "busy_pct": fmt_pct((a.busy_us or 0.0) / window) if window else "n/a",
         "idle_pct": fmt_pct((a.idle_us or 0.0) / window) if window else "n/a",
         "dominant": dom[0] if dom else "n/a",
-        "dominant_pct": fmt_pct(dom[1] / window) if dom and window else "n/a",
+        "dominant_pct": _dominant_share(a, dom),
+        # aggregate-only inputs have no window: their shares are of the summed kernel time
+        "dominant_of": "of the window" if window else "of summed kernel time",
         "device": a.device.get("name") or a.device.get("arch") or "unknown GPU",
         "assumed": bool(a.device.get("assumed")),
         "first": first, "failed": a.run.failed, "partial": a.run.partial,
@@ -123,6 +125,13 @@ def gemm_roof(a: Analysis) -> str:
     spread = f"; from {fmt_pct(lo)} to {fmt_pct(hi)}" if len(pts) > 1 else ""
     n = f"{len(pts)} GEMM op{'s' if len(pts) > 1 else ''}"
     return f"GEMMs run at {fmt_pct(mean)} of the {peak} roof (time-weighted over {n}, {fmt_us(total)}{spread})"
+
+
+def _dominant_share(a: Analysis, dom: tuple[str, float] | None) -> str:
+    if not dom:
+        return "n/a"
+    base = a.window_us or a.busy_us or sum(float(v) for v in a.categories_us.values())
+    return fmt_pct(dom[1] / base) if base else "n/a"
 
 
 def _top_idle(a: Analysis) -> str:

@@ -102,7 +102,7 @@ def test_h100_report_renders_offline(browser, tmp_path: Path) -> None:
     browser.find_element(By.CSS_SELECTOR, "#kernel-table th:nth-child(3)").click()  # sort by calls
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
     assert len(shown) == len(visible)  # the filter survives the re-sort
-    calls = [int(r.find_elements(By.CSS_SELECTOR, "td")[2].text) for r in shown]
+    calls = [int(r.find_elements(By.CSS_SELECTOR, "td")[2].text.replace(",", "")) for r in shown]
     assert calls == sorted(calls, reverse=True)
     assert len(shoot(browser, tmp_path, "h100")) == 8
 

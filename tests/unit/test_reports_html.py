@@ -148,3 +148,14 @@ def test_roofs_follow_tensor_dtypes_not_scalar_arguments() -> None:
 def test_idle_causes_are_explained_on_the_page() -> None:
     data = page_json(html.render(h100("launch_bound")))
     assert set(data["idle_breakdown_us"]) <= set(data["idle_causes"])
+
+
+def test_aggregate_only_input_has_no_window_shares() -> None:
+    a = analyze(realdata_path("rocprof_v1", "saltfish_pytorch_mi300x", "results.stats.csv"))
+    assert a.window_us is None
+    page = html.render(a)
+    head = page.split('<section id="categories">')[0]
+    assert "n/a of the window" not in head
+    dom = max(a.categories_us.values())
+    assert f"{100 * dom / a.busy_us:.1f}% of summed kernel time" in head
+    assert "Categories and idle add up to the window" not in page and "no timeline" in page
