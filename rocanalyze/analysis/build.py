@@ -61,6 +61,10 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
     if not len(table.gpu):
         if len(table.aggregates):
             return _aggregate_only(table, base)
+        if isinstance(table.metadata.get("dispatches"), pd.DataFrame) and len(table.metadata["dispatches"]):
+            return _untimed_dispatches(table, base)
+        if len(table.runtime) or len(table.annotations):
+            return _host_api_only(table, base)
         if not allow_empty:
             raise UserError("no GPU activity in this trace (CPU-only profile?)", run.source)
         return Analysis(**{**base, "notes": notes + ["no GPU activity was recorded (CPU-only run or no GPU work)"]},
@@ -202,6 +206,59 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
         window_us=None, busy_us=total / NS_PER_US, idle_us=None,
         categories_us={str(k): v / NS_PER_US for k, v in cats.items()}, kernels=kernels,
         top_kernels=kernels[:25]), table)
+
+
+def _untimed_dispatches(table: EventTable, base: dict) -> Analysis:
+    """Counter files (rocprof -i, rocprofv3 counter collection): dispatches with resources and counters
+    but no timestamps. Calls, occupancy and counter totals per kernel; times unknown."""
+    from rocanalyze.analysis.classify import classify_kernel
+
+    rows = table.metadata["dispatches"].copy()
+    rows["name"] = rows["name"].astype(str)
+    counters = table.metadata.get("counters")
+    numeric = [c for c in counters.columns if c not in ("gpu_row", "name")] if counters is not None else []
+    sums = (counters.assign(name=rows["name"].to_numpy()).groupby("name")[numeric].sum()
+            if numeric and len(counters) == len(rows) else None)
+    kernels = []
+    for name, calls in rows["name"].value_counts().items():
+        entry = {"name": name, "category": classify_kernel(name), "kind": "kernel", "calls": int(calls),
+                 "total_us": None, "mean_us": None, "min_us": None, "max_us": None, "share": None, "op": None,
+                 "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}
+        if sums is not None and name in sums.index:
+            entry["counters"] = {k: float(v) for k, v in sums.loc[name].items()}
+        kernels.append(entry)
+    timed = rows.assign(dur_ns=0, kind="kernel")
+    occupancy = _occupancy(timed, _NoSpec(base["device"]), table)
+    _merge_occupancy(kernels, occupancy)
+    return _finish(Analysis(
+        **{**base, "notes": base["notes"] + ["hardware counters per dispatch without timestamps: calls, "
+                                             "occupancy and counter totals per kernel; GPU time is unknown"]},
+        kernels=kernels, top_kernels=kernels[:25], occupancy=occupancy), table)
+
+
+class _NoSpec:
+    """The GPU spec as already serialised in `base` (for helpers that call .to_dict())."""
+
+    def __init__(self, device: dict) -> None:
+        self._device = device
+
+    def to_dict(self) -> dict:
+        return self._device
+
+
+def _host_api_only(table: EventTable, base: dict) -> Analysis:
+    """Host API or marker traces (hip_api_trace.csv, marker_api_trace.csv): the calls, no GPU activity."""
+    rt = table.runtime if len(table.runtime) else table.annotations
+    frame = pd.DataFrame({"name": rt["name"].astype(str).to_numpy(), "dur": rt["dur_ns"].to_numpy(np.int64)})
+    stats = frame.groupby("name")["dur"].agg(["count", "sum", "mean", "max"]).sort_values("sum", ascending=False)
+    span = (int((rt["start_ns"] + rt["dur_ns"]).max()) - int(rt["start_ns"].min())) / NS_PER_US
+    host_api = [{"name": n, "calls": int(r["count"]), "total_us": r["sum"] / NS_PER_US,
+                 "mean_us": r["mean"] / NS_PER_US, "max_us": r["max"] / NS_PER_US} for n, r in stats.iterrows()]
+    top = ", ".join(f"{h['name']} {h['total_us'] / 1e3:.1f} ms" for h in host_api[:3])
+    what = "host API calls" if len(table.runtime) else "markers"
+    note = (f"no GPU activity in this trace: it holds {len(rt)} {what} over {span / 1e3:.1f} ms "
+            f"(most time in {top}); capture kernels too (rocprofv3 --kernel-trace) to see GPU time")
+    return _finish(Analysis(**{**base, "notes": base["notes"] + [note]}, host_api=host_api[:100]), table)
 
 
 def _finish(analysis: Analysis, table: EventTable) -> Analysis:

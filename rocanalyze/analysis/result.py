@@ -55,6 +55,7 @@ class Analysis:
     occupancy: list[dict[str, Any]] = field(default_factory=list)    # captured kernels' occupancy
     timeline: dict[str, Any] = field(default_factory=dict)           # downsampled lanes
     memory: dict[str, Any] = field(default_factory=dict)             # device memory peak/timeline
+    host_api: list[dict[str, Any]] = field(default_factory=list)     # per runtime call: calls, total_us
     # --- context ---
     device: dict[str, Any] = field(default_factory=dict)             # GPU spec chosen + how
     ranks: list[dict[str, Any]] = field(default_factory=list)

@@ -119,8 +119,17 @@ def _pmc(raw: pd.DataFrame, path: Path) -> EventTable:
     counters = dispatch.counter_frame(raw)
     counters.insert(1, "name", dispatch.clean_names(dispatch.column(raw, "name")))
     return EventTable.build(
-        source_format="rocprof-pmc-csv", paths=[str(path)], metadata={"counters": counters},
+        source_format="rocprof-pmc-csv", paths=[str(path)],
+        metadata={"counters": counters, "dispatches": _untimed(raw)},
         notes=[f"{path.name}: hardware counters per dispatch without timestamps: no timeline"])
+
+
+def _untimed(raw: pd.DataFrame) -> pd.DataFrame:
+    """Dispatch rows without timestamps (counter files): name, grid, block and resources, times unknown."""
+    cols = dispatch.dispatch_columns(raw)
+    keep = ("name", "device", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "vgpr", "agpr",
+            "sgpr", "lds_bytes", "scratch_bytes")
+    return pd.DataFrame({k: cols[k] for k in keep})
 
 
 def _counters_long(raw: pd.DataFrame, path: Path) -> EventTable:
@@ -135,7 +144,7 @@ def _counters_long(raw: pd.DataFrame, path: Path) -> EventTable:
     if "Start_Timestamp" not in raw.columns:
         counters.insert(1, "name", dispatch.clean_names(dispatch.column(first, "name")))
         return EventTable.build(source_format="rocprofv3-counters-csv", paths=[str(path)],
-                                metadata={"counters": counters},
+                                metadata={"counters": counters, "dispatches": _untimed(first)},
                                 notes=[f"{path.name}: counters per dispatch without timestamps: no timeline"])
     gpu = make_frame(GPU_COLUMNS, dispatch.dispatch_columns(first))
     return EventTable.build(source_format="rocprofv3-counters-csv", paths=[str(path)], gpu=gpu,

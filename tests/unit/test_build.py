@@ -70,8 +70,24 @@ def test_newer_schema_is_refused_in_one_line():
 
 def test_cpu_only_table_is_an_empty_analysis_when_allowed():
     table = read(data_path("torch_profiler", "h100_captures", "fp32_gemm.json.gz"))
-    table.gpu = table.gpu.iloc[0:0]
+    table.gpu, table.runtime = table.gpu.iloc[0:0], table.runtime.iloc[0:0]
     with pytest.raises(UserError, match="no GPU activity"):
         analyze_table(table)
     a = analyze_table(table, allow_empty=True)
     assert a.busy_us == 0.0 and any("no GPU activity" in n for n in a.notes)
+
+
+def test_counter_file_without_timestamps_gives_calls_counters_and_occupancy():
+    a = analyze(realdata_path("rocprof_v1", "hpctraining_finite_difference_mi250x", "pmc_data_movement.csv"))
+    lap = next(k for k in a.kernels if k["name"] == "laplacian_kernel")
+    assert lap["calls"] == 1001 and lap["total_us"] is None
+    assert lap["counters"]["FETCH_SIZE"] > 0 and "WRITE_SIZE" in lap["counters"]
+    assert a.window_us is None and any("without timestamps" in n for n in a.notes)
+    assert {o["kernel"] for o in a.occupancy} >= {"laplacian_kernel"}
+
+
+def test_host_api_only_trace_summarises_the_calls():
+    a = analyze(realdata_path("rocprofv2", "saltfish_pytorch_mi300x"))
+    assert a.host_api and a.host_api[0]["total_us"] == max(h["total_us"] for h in a.host_api)
+    assert sum(h["calls"] for h in a.host_api) > 100
+    assert any(n.startswith("no GPU activity in this trace: it holds") for n in a.notes)
