@@ -72,6 +72,7 @@ def headline(a: Analysis) -> dict[str, Any]:
         "dominant_of": "of the window" if window else "of summed kernel time",
         "device": a.device.get("name") or a.device.get("arch") or "unknown GPU",
         "assumed": bool(a.device.get("assumed")),
+        "device_how": _device_how(a),
         "first": first, "failed": a.run.failed, "partial": a.run.partial,
         "idle_cause": _top_idle(a),
         "no_rule": "" if first else no_rule_summary(a),
@@ -92,11 +93,11 @@ def no_rule_summary(a: Analysis) -> str:
             busy += f", idle {fmt_pct(a.idle_us / window)} (mostly {max(sorted(causes), key=causes.get)})"
         parts.append(busy)
     elif a.top_kernels:
-        parts.append("the trace has per-kernel totals only (no timeline); the largest kernel takes "
-                     f"{fmt_us(a.top_kernels[0].get('total_us'))}")
+        parts.append("the trace has per-kernel totals only (no timeline, so idle time is unknown)")
     dom = dominant_category(a)
-    if dom and window:
-        parts.append(f"{dom[0]} is the largest category ({fmt_pct(dom[1] / window)} of the window)")
+    if dom:
+        of = "of the window" if window else "of summed kernel time"
+        parts.append(f"{dom[0]} is the largest category ({_dominant_share(a, dom)} {of})")
     roof = gemm_roof(a)
     if roof:
         parts.append(roof)
@@ -125,6 +126,18 @@ def gemm_roof(a: Analysis) -> str:
     spread = f"; from {fmt_pct(lo)} to {fmt_pct(hi)}" if len(pts) > 1 else ""
     n = f"{len(pts)} GEMM op{'s' if len(pts) > 1 else ''}"
     return f"GEMMs run at {fmt_pct(mean)} of the {peak} roof (time-weighted over {n}, {fmt_us(total)}{spread})"
+
+
+def _device_how(a: Analysis) -> str:
+    """How the GPU was chosen, for the headline card. The Analysis says it only in the device's notes."""
+    if a.device.get("assumed"):
+        return "assumed (see notes)"
+    notes = [str(n) for n in a.device.get("notes") or []]
+    if any(n.startswith("GPU set by --gpu") for n in notes):
+        return "set by --gpu"
+    if any("device name the trace records" in n for n in notes):
+        return "from the trace"
+    return "see notes" if notes else ""
 
 
 def _dominant_share(a: Analysis, dom: tuple[str, float] | None) -> str:

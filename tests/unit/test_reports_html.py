@@ -159,3 +159,12 @@ def test_aggregate_only_input_has_no_window_shares() -> None:
     dom = max(a.categories_us.values())
     assert f"{100 * dom / a.busy_us:.1f}% of summed kernel time" in head
     assert "Categories and idle add up to the window" not in page and "no timeline" in page
+
+
+def test_gpu_card_says_how_the_gpu_was_chosen() -> None:
+    def card(a: Analysis) -> str:
+        return re.search(r'<div class="k">GPU</div>.*?<div class="s">(.*?)</div>', html.render(a), re.S).group(1)
+
+    assert card(h100("big_gemm")) == "from the trace"
+    chosen = analyze(data_path("torch_profiler", "h100_captures", "big_gemm.json.gz"), gpu="h200")
+    assert card(chosen) == "set by --gpu"
