@@ -63,7 +63,7 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
             return _aggregate_only(table, base)
         if isinstance(table.metadata.get("dispatches"), pd.DataFrame) and len(table.metadata["dispatches"]):
             return _untimed_dispatches(table, base)
-        if len(table.runtime) or len(table.annotations):
+        if not len(table.ops) and (len(table.runtime) or len(table.annotations)):  # not a CPU-only torch trace
             return _host_api_only(table, base)
         if not allow_empty:
             raise UserError("no GPU activity in this trace (CPU-only profile?)", run.source)
