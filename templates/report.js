@@ -39,6 +39,8 @@
       else { el.appendChild(document.createTextNode(part)); }
     });
   }
+  // Plotly text takes a little HTML (<br>): trace strings go in with < > & escaped.
+  function esc(v) { return String(v).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
   function shortName(name, n) { name = String(name); return name.length > n ? name.slice(0, n - 1) + "\u2026" : name; }
 
   function drawCategories() {
@@ -275,6 +277,15 @@
     });
   }
 
+  // "[8192, 8192] bf16 × [8192, 8192] bf16": the tensor inputs only (scalars and None have no shape).
+  function tensorArgs(o) {
+    var shapes = o.shapes || [], dtypes = o.dtypes || [], out = [];
+    shapes.forEach(function (sh, i) {
+      if (Array.isArray(sh) && sh.length) { out.push("[" + sh.join(", ") + "]" + (dtypes[i] ? " " + esc(String(dtypes[i]).replace(/^c10::/, "")) : "")); }
+    });
+    return out.length ? "<br>" + out.slice(0, 6).join(" × ") + (out.length > 6 ? " …" : "") : "";
+  }
+
   function drawRoofline() {
     var ops = (D.ops || []).filter(function (o) { return o.intensity > 0 && o.tflops > 0; });
     var C = D.ceilings || {};
@@ -291,9 +302,9 @@
         marker: { color: color(c, order.indexOf(c)), opacity: 0.75, line: { width: 0.5, color: "#333" },
           size: pts.map(function (o) { return 6 + 34 * Math.sqrt((o.time_us || 0) / tmax); }) },
         text: pts.map(function (o) {
-          return String(o.op) + "<br>shapes " + JSON.stringify(o.shapes) + "<br>dtypes " + JSON.stringify(o.dtypes) +
+          return esc(o.op) + tensorArgs(o) +
             "<br>" + o.calls + " calls, " + fmtUs(o.time_us) + "<br>" + num(o.tflops, 2) + " TFLOP/s, " + num(o.gbps, 0) +
-            " GB/s" + (o.efficiency !== undefined && o.efficiency !== null ? "<br>" + (100 * o.efficiency).toFixed(0) + "% of roof" : "") +
+            " GB/s" + (isNum(o.efficiency) ? "<br>" + (100 * o.efficiency).toFixed(0) + "% of the " + (o.bound === "memory" ? "memory-bandwidth" : esc(o.peak || "")) + " roof" : "") +
             (o.bound ? ", " + o.bound + "-bound" : "");
         }), hovertemplate: "%{text}<extra></extra>" });
     });

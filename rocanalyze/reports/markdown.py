@@ -60,7 +60,7 @@ def kernels_table(a: Analysis) -> list[str]:
     if not a.top_kernels:
         return []
     rows = [f"### Top {min(TOP_KERNELS, len(a.top_kernels))} kernels", "",
-            "| kernel | category | calls | total | mean | share |", "|---|---|---:|---:|---:|---:|"]
+            "| kernel | category | calls | total | mean | share of GPU busy |", "|---|---|---:|---:|---:|---:|"]
     for k in a.top_kernels[:TOP_KERNELS]:
         rows.append(f"| `{code(k.get('name', ''))}` | {escape(str(k.get('category', '')))} | "
                     f"{k.get('calls', '')} | {text.fmt_us(k.get('total_us'))} | "

@@ -78,7 +78,8 @@ def kernels_table(a: Analysis, width: int) -> Table:
     # 1 + 3 per column: the borders and one space of padding each side (rich's default box)
     name_width = max(NAME_MIN, width - sum(widths) - 3 * (len(cols) + 1) - 1)
     longest = max([len("kernel")] + [len(r[0]) for r in rows])
-    table = Table(title="Top kernels", title_justify="left")
+    table = Table(title="Top kernels", title_justify="left", caption="share: of GPU busy time",
+                  caption_justify="left")
     table.add_column("kernel", justify="left", no_wrap=True, overflow="ellipsis", width=min(name_width, longest))
     for (h, j), w in zip(cols, widths, strict=True):
         table.add_column(h, justify=j, no_wrap=True, min_width=w)  # type: ignore[arg-type]

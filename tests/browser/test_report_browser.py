@@ -116,6 +116,16 @@ def test_amd_report_with_occupancy_renders(browser, tmp_path: Path) -> None:
     errors = open_report(browser, html.render(a.replace(occupancy=[entry])), tmp_path / "amd.html")
     assert errors == []
     assert plots(browser) == {"plot-categories": 3, "plot-timeline": 3, "plot-roofline": 3, "plot-occupancy": 3}
+    kheads = texts(browser, "#kernel-table th")
+    assert texts(browser, "#kernel-table tbody tr:first-child td")[kheads.index("Occupancy")] == \
+        "25% · 2 waves/SIMD (vgpr)"
+    heads = texts(browser, "#occupancy-table th")
+    assert {"Waves/SIMD", "VGPR", "AGPR", "SGPR", "What-if"} <= set(heads) and "Warps/SM" not in heads
+    roofs = browser.execute_script("return document.getElementById('plot-roofline').data"
+                                   ".filter(t => t.mode === 'lines').map(t => t.name);")
+    # MI300X: fp32 and fp32_matrix share one rate, so one line; no fp64 roof for double scalars
+    assert "fp32 / fp32_matrix peak 163.4 TFLOP/s" in roofs and not any("fp64" in r for r in roofs)
+    no_nulls(browser)
     assert len(shoot(browser, tmp_path, "mi300x")) == 8
 
 
