@@ -100,3 +100,23 @@ def test_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert main(["report", trace, "-o", str(tmp_path / "y.html"), "--format", "svg"]) == 2
     assert capsys.readouterr().err == ("rocanalyze: error: unknown report format 'svg': use one of html, md, "
                                        "pftrace, txt\n")
+
+
+def test_analyze_piped_reads_at_80_columns() -> None:
+    """`rocanalyze analyze T | cat`: rich falls back to 80 columns; no number may collapse to '…'."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    out = subprocess.run([sys.executable, "-m", "rocanalyze", "analyze", str(ROOT / "examples" / "traces" /
+                          "train_step.json.gz")], capture_output=True, text=True, env=env, check=True).stdout
+    assert max(len(line) for line in out.splitlines()) <= 80
+    rows = [line for line in out.split("Top kernels", 1)[1].splitlines() if line.startswith("│")]
+    assert len(rows) == 10  # one line per kernel
+    for row in rows:
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        assert all(c and "…" not in c for c in cells[1:]), row  # calls, total, share in full
+        assert cells[2].endswith(("ms", "µs", " s")) and cells[3].endswith("%")
