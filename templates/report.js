@@ -288,6 +288,14 @@
 
   function drawRoofline() {
     var ops = (D.ops || []).filter(function (o) { return o.intensity > 0 && o.tflops > 0; });
+    // A log-log plot cannot place an op with no FLOPs (copies, fills, gathers): say what is left out.
+    var out = (D.ops || []).filter(function (o) { return !(o.intensity > 0 && o.tflops > 0); });
+    if (out.length) {
+      var outUs = out.reduce(function (t, o) { return t + (o.time_us || 0); }, 0);
+      document.getElementById("roofline-left-out").textContent = out.length + " op" + (out.length > 1 ? "s" : "") +
+        " with no FLOPs or no byte count (copies, fills, indexing, ops the model does not cover) are not drawn: " +
+        fmtUs(outUs) + " in all.";
+    }
     var C = D.ceilings || {};
     if (!ops.length) { empty("plot-roofline", "No op with FLOPs and bytes in this analysis (the trace records no input shapes)."); return; }
     var xmin = Math.min.apply(null, ops.map(function (o) { return o.intensity; })) / 4;
@@ -380,8 +388,8 @@
     if (nvidia) {
       cols = cols.concat([["warps_per_sm", "Warps/SM", 0], ["blocks_per_sm", "Blocks/SM", 0],
         ["limiter_text", "Limiter", "text", "the resource that caps resident blocks (ties named with =)"],
-        ["limits_text", "Blocks/SM each resource allows", "wrap", "resident blocks per SM that each resource alone would allow; the smallest is the limiter"],
-        ["vgpr", "Registers/thread", 0], ["lds_bytes", "Shared mem bytes", 0], ["workgroup_size", "Threads/block", 0]]);
+        ["limits_text", "Blocks/SM allowed by", "wrap", "resident blocks per SM that each resource alone would allow; the smallest is the limiter"],
+        ["vgpr", "Regs/thread", 0], ["lds_bytes", "Shared mem B", 0, "shared memory per block, bytes"], ["workgroup_size", "Threads/block", 0]]);
     } else {
       cols = cols.concat([["waves_per_simd", "Waves/SIMD", "trim"], ["limiter_text", "Limiter", "text", "the resource that caps resident waves (ties named with =)"],
         ["vgpr", "VGPR", 0], ["agpr", "AGPR", 0], ["sgpr", "SGPR", 0], ["lds_bytes", "LDS bytes", 0],
@@ -391,7 +399,9 @@
       var r = Object.assign({}, o);
       r.kernel = o.kernel || "(unnamed kernel)";
       r.limiter_text = limiterText(o);
-      r.limits_text = o.limits ? Object.keys(o.limits).sort().map(function (k) { return k + " " + o.limits[k]; }).join(", ") : "";
+      // smallest first: the limiter leads
+      r.limits_text = o.limits ? Object.keys(o.limits).sort(function (a, b) { return o.limits[a] - o.limits[b] || (a < b ? -1 : 1); })
+        .map(function (k) { return k + " " + o.limits[k]; }).join(", ") : "";
       ["vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes"].forEach(function (k) { if (!isNum(r[k]) || r[k] < 0) { r[k] = null; } });
       if (nvidia) { r.agpr = null; r.sgpr = null; }
       var w = o.what_if;

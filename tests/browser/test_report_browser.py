@@ -146,7 +146,7 @@ def test_nvidia_occupancy_in_warps_and_blocks_per_sm(browser, tmp_path: Path) ->
     assert first["arch"] == "sm_90" and first.get("waves_per_simd") is None  # CUPTI: warps and blocks per SM
     assert open_report(browser, html.render(a), tmp_path / "nv.html") == []
     heads = texts(browser, "#occupancy-table th")
-    assert {"Warps/SM", "Blocks/SM", "Registers/thread", "Limiter"} <= set(heads)
+    assert {"Warps/SM", "Blocks/SM", "Regs/thread", "Limiter"} <= set(heads)
     assert not {"Waves/SIMD", "AGPR", "SGPR", "What-if"} & set(heads)
     row = texts(browser, "#occupancy-table tbody tr:first-child td")
     assert str(first["warps_per_sm"]) == row[heads.index("Warps/SM")]
