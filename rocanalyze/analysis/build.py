@@ -54,9 +54,10 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
     from rocanalyze.analysis.gpu_spec import select_gpu
 
     run = run or RunInfo(source=",".join(table.paths), source_format=table.source_format)
+    barrier_note = _drop_barrier_packets(table)
     classify_table(table)
     spec = select_gpu(table.devices, override=gpu, peaks_file=peaks)
-    notes = list(table.notes) + list(getattr(spec, "notes", []) or [])
+    notes = list(table.notes) + list(getattr(spec, "notes", []) or []) + barrier_note
     base = dict(run=run, device=spec.to_dict(), quality=dict(table.quality), notes=notes)
     if not len(table.gpu):
         if len(table.aggregates):
@@ -77,6 +78,25 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
     if len(ranks) > 1:
         result = result.replace(ranks=_rank_summaries(table, ranks, steps))
     return _finish(result, table)
+
+
+BARRIER_PACKET = "<barrier packet>"
+
+
+def _drop_barrier_packets(table: EventTable) -> list[str]:
+    """rocprof lists AQL barrier packets as dispatches; their 'duration' is a wait on other work, not GPU
+    work, so they are left out of kernels and categories (and said so)."""
+    notes = []
+    for attr, time_col in (("gpu", "dur_ns"), ("aggregates", "total_ns")):
+        frame = getattr(table, attr)
+        if not len(frame):
+            continue
+        hit = frame["name"].astype(str).to_numpy() == BARRIER_PACKET
+        if hit.any():
+            setattr(table, attr, frame[~hit])
+            notes.append(f"left out {int(hit.sum())} '{BARRIER_PACKET}' rows ({frame[time_col][hit].sum() / 1e6:.1f} "
+                         f"ms): AQL barrier packets wait on other work, they are not kernels")
+    return notes
 
 
 def _cut(table: EventTable, rank: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, int]:

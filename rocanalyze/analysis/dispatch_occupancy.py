@@ -29,8 +29,7 @@ def dispatch_occupancy(rows: pd.DataFrame, arch: str | None) -> list[dict]:
         entry = {"kernel": g.name, "calls": int(g.count), "total_us": g.sum / 1000.0, "arch": arch or None,
                  "vgpr": int(g.vgpr), "agpr": int(g.agpr), "sgpr": int(g.sgpr), "lds_bytes": int(g.lds_bytes),
                  "workgroup_size": int(g.block), "source": "dispatch"}
-        entry.update(result)
-        out.append(entry)
+        out.append({**result, **entry})  # the engine's own (empty) kernel/source must not win
     return out
 
 

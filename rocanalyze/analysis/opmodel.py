@@ -276,8 +276,6 @@ for _op in ("sum", "mean", "amax", "amin", "max", "min", "norm", "linalg_vector_
     MEMORY_OPS[f"aten::{_op}"] = ("reduction", 1.0, "reduce")
 for _op in ("_to_copy", "clone", "contiguous", "cat", "constant_pad_nd"):
     MEMORY_OPS[f"aten::{_op}"] = ("memcpy", 0.0, "rw")
-for _op in ("index_select", "embedding", "index", "gather"):
-    MEMORY_OPS[f"aten::{_op}"] = ("index", 0.0, "rw")
 MEMORY_OPS["aten::copy_"] = ("memcpy", 0.0, "copy")
 MEMORY_OPS["aten::fill_"] = MEMORY_OPS["aten::zero_"] = ("elementwise", 0.0, "write")
 
@@ -302,6 +300,37 @@ def _memory_op(a: Args, name: str) -> OpCost | None:
             numel = sum(math.prod(a.shape(i) or [0]) for i in tensors)
         out = 0 if how == "reduce" else numel * a.size(first)
     return OpCost(per_elem * numel, float(read + out), category, a.dtype(first), False)
+
+
+def _index_op(a: Args, name: str) -> OpCost | None:
+    """Gathers touch only what they pick, not the whole source (gather(src, dim, index), index_select(src,
+    dim, index), embedding(weight, indices), index(src, [indices])). Bytes: the picked elements written,
+    the distinct source elements read (at most the source), and the index's distinct elements (an
+    expanded index has stride 0: one row stands for all)."""
+    tensors = a.tensors()
+    if len(tensors) < 2:
+        return None
+    src, idx = tensors[0], tensors[1]
+    src_shape, idx_shape = a.shape(src) or [], a.shape(idx) or []
+    if name == "aten::gather":
+        picked = math.prod(idx_shape)
+    elif name == "aten::index_select":
+        dim = (a.ints(1) or [0])[0] % max(1, len(src_shape))
+        picked = math.prod(idx_shape) * math.prod(src_shape) // max(1, src_shape[dim] if src_shape else 1)
+    else:  # embedding(weight, indices), index(src, indices): each index picks a row of src
+        picked = math.prod(idx_shape) * math.prod(src_shape[1:])
+    reads = min(picked, math.prod(src_shape)) * a.size(src)
+    moved = picked * a.size(src) + reads + _distinct_elements(idx_shape, a.stride(idx)) * a.size(idx)
+    return OpCost(0.0, float(moved), "index", a.dtype(src), False,
+                  detail={"bytes": "picked elements written, distinct source elements read, distinct index "
+                                   "elements read"})
+
+
+def _distinct_elements(shape: list[int], stride: list[int] | None) -> int:
+    """Elements a tensor really holds: broadcast (stride-0) dimensions count once."""
+    if not stride or len(stride) != len(shape):
+        return math.prod(shape)
+    return math.prod(d for d, st in zip(shape, stride, strict=True) if st != 0)
 
 
 def _triton(a: Args, name: str) -> OpCost | None:
@@ -339,6 +368,7 @@ MODELS: dict[str, Model] = {
     "aten::convolution_backward": _conv_backward,
     **{name: _attention for name in ATTENTION_ARGS},
     **{name: _memory_op for name in MEMORY_OPS},
+    **{f"aten::{name}": _index_op for name in ("gather", "index_select", "embedding", "index")},
 }
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from rocanalyze.errors import UserError
 from rocanalyze.traces import merge, quality
 from rocanalyze.traces.links import link_runtime
+from rocanalyze.traces.rocminfo import devices_from_folder
 from rocanalyze.traces.schema import AGGREGATE_COLUMNS, GPU_COLUMNS, EventTable, make_frame
 
 _MAX_FILES = 2000
@@ -129,7 +130,7 @@ def read_folder(root: Path, *, progress: bool = False) -> EventTable:
         table = merge.concat(_rocprof(traces, notes))
         link_runtime(table)
     if not table.devices:
-        table.devices = next((t.devices for t in info if t.devices), [])
+        table.devices = next((t.devices for t in info if t.devices), []) or devices_from_folder(root)
     if not len(table.gpu):
         table.gpu = make_frame(GPU_COLUMNS, {}, 0)
     table.paths = [str(root)]

@@ -127,3 +127,16 @@ def test_inductor_triton_kernels_count_each_buffer_once():
     assert all(t == "c10::BFloat16" for _, t in tensors)
     assert c.bytes == sum(2 * math.prod(d) for d, _ in tensors)
     assert op_cost("triton_tem_fused_mm_0", [[64, 64]], ["float"]) is None      # GEMM templates: no shapes model
+
+
+def test_gather_moves_the_picked_rows_not_the_whole_source():
+    """aten::gather reads what its index picks: never more than the source, and stays under the roof."""
+    from rocanalyze import analyze
+
+    a = analyze(data_path("torch_profiler", "h100_captures", "train_step.json.gz"))
+    gather = next(o for o in a.ops if o["op"] == "aten::gather")
+    src, index = gather["shapes"][0], gather["shapes"][2]
+    out_bytes = index[0] * index[1] * 4                      # fp32 output, one element per index
+    assert gather["bytes"] >= out_bytes + src[0] * src[1] * 4  # writes + reads of the (smaller) source
+    assert 0 < gather["efficiency"] <= 1.0
+    assert all((o["efficiency"] or 0) <= 1.05 for o in a.ops)  # no op beats its roof
