@@ -4,7 +4,6 @@ Also prints the TFLOP/s measured with device events, to check the profiler-based
 from __future__ import annotations
 
 import torch
-
 from _common import run
 
 N = 8192

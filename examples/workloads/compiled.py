@@ -4,7 +4,6 @@ Compare with launch_bound.py: fewer, fused kernels and far less launch-bound idl
 from __future__ import annotations
 
 import torch
-
 from _common import run
 from launch_bound import build
 

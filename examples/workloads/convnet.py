@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import torch
+from _common import run
 from torch import nn
 from torch.nn import functional as F
-
-from _common import run
 
 
 def block(cin: int, cout: int, stride: int) -> nn.Module:

@@ -4,7 +4,6 @@ Known bottleneck: eager elementwise chain (fix: torch.compile fuses it into one 
 from __future__ import annotations
 
 import torch
-
 from _common import run
 
 

@@ -4,7 +4,6 @@ far under the bf16/TF32 matrix peak. Known bottleneck: GEMM, FP32 (fix: bf16 aut
 from __future__ import annotations
 
 import torch
-
 from _common import run
 
 

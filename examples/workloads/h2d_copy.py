@@ -4,7 +4,6 @@ does a little compute. Known bottleneck: host-to-device copies (fix: pin_memory 
 from __future__ import annotations
 
 import torch
-
 from _common import run
 
 

@@ -4,7 +4,6 @@ blocks the host until the GPU drains. Known bottleneck: host synchronisation in 
 from __future__ import annotations
 
 import torch
-
 from _common import run
 
 

@@ -4,9 +4,8 @@ host issuing launches. Known bottleneck: idle, launch-bound (fix: CUDA/HIP graph
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 from _common import run
+from torch import nn
 
 
 class SmallNet(nn.Module):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
-
 from _common import run
+from torch import nn
 
 
 class ManualAttention(nn.Module):

@@ -4,10 +4,9 @@ Known bottleneck: GEMMs. Smaller batches leave an H100 waiting on the host (laun
 from __future__ import annotations
 
 import torch
+from _common import run
 from torch import nn
 from torch.nn import functional as F
-
-from _common import run
 
 
 class Block(nn.Module):

@@ -35,6 +35,8 @@ def dispatch_occupancy(rows: pd.DataFrame, arch: str | None) -> list[dict]:
 
 def _compute(arch: str, g: Any) -> dict:
     """The occupancy engine's answer, or why there is none (unknown arch, missing fields)."""
+    if not arch:
+        return {"error": "the trace does not say which GPU ran it: pass --gpu NAME (e.g. mi300x) for occupancy"}
     try:
         if arch.startswith("sm_"):
             from rocanalyze.occupancy.cuda import compute_cuda_occupancy
