@@ -104,7 +104,8 @@ def run_case(case: str, path: Path, timeout: float) -> tuple[float, float, str]:
            "import resource; print('ELAPSED', time.perf_counter() - _t, " \
            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                          cwd=HERE.parent, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+                          cwd=HERE.parent, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              p for p in (str(HERE.parent), os.environ.get("PYTHONPATH", "")) if p)})
     if proc.returncode != 0:
         lines = (proc.stderr.strip() or f"exit {proc.returncode}").splitlines()
         return float("nan"), float("nan"), lines[-1][:120]
