@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from pathlib import Path
 
@@ -109,10 +108,13 @@ def test_amd_trace_renders_with_ceilings_of_present_dtypes() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("ROCANALYZE_BIG"), reason="set ROCANALYZE_BIG=1: builds a 2M-event trace "
-                    "(about 25 s and 700 MB of disk)")
 def test_size_cap_on_a_two_million_event_trace(tmp_path: Path) -> None:
+    """Issue 7's cap held on a 2M-event trace (about 25 s and 600 MB of temporary disk)."""
+    import shutil
     import sys
+
+    if shutil.disk_usage(tmp_path).free < 2 * 1024**3:
+        pytest.skip("under 2 GB free in the temporary folder for the 2M-event trace")
 
     from tests.conftest import ROOT
 
