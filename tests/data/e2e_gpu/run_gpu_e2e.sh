@@ -8,7 +8,7 @@ nvidia-smi -L
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
 R=/tmp/runs; mkdir -p $R
 RA="python3 -m rocanalyze profile"
-python3 -m rocanalyze --version || { echo "CLI does not start here (typer?): library calls instead"; RA="python3 tests/data/e2e_gpu/profile_nocli.py"; }
+python3 -m rocanalyze profile --help >/dev/null || { echo "CLI does not start here (typer?): library calls instead"; RA="python3 tests/data/e2e_gpu/profile_nocli.py"; }
 prof() { local name=$1; shift; echo "=== $name: rocanalyze profile $*"; local t0=$SECONDS
   timeout 240 $RA -o $R/$name "$@"; local rc=$?
   echo "=== $name: exit $rc, wall $((SECONDS - t0)) s"; }
@@ -26,5 +26,5 @@ print(sys.argv[1], "window", round(a["window_us"] or 0), "us", a["window"].get("
       "| recs", [r["id"] for r in a["recommendations"]][:4], "| occupancy", len(a["occupancy"]), "| memory", bool(a["memory"]))
 PY
 done
-tar czf $OUT/e2e_runs.tgz -C /tmp --exclude=trace.json.gz --exclude=trace.pftrace --exclude=report.html --exclude='*.hsaco' --exclude='*.cubin' runs
+tar czf $OUT/e2e_runs.tgz -C /tmp --exclude=trace.json.gz --exclude=trace.pftrace --exclude=report.html runs
 ls -la $OUT
