@@ -8,7 +8,7 @@ nvidia-smi -L
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
 R=/tmp/runs; mkdir -p $R
 RA="python3 -m rocanalyze profile"
-python3 -m rocanalyze profile --help >/dev/null || { echo "CLI does not start here (typer?): library calls instead"; RA="python3 tests/data/e2e_gpu/profile_nocli.py"; }
+python3 -m rocanalyze profile -o /tmp/probe_h6 /nonexistent_h6.py 2>&1 | grep -q "script not found" || { echo "CLI does not start here (typer?): library calls instead"; RA="python3 tests/data/e2e_gpu/profile_nocli.py"; }
 prof() { local name=$1; shift; echo "=== $name: rocanalyze profile $*"; local t0=$SECONDS
   timeout 240 $RA -o $R/$name "$@"; local rc=$?
   echo "=== $name: exit $rc, wall $((SECONDS - t0)) s"; }
