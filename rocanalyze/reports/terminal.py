@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from rocanalyze.traces.schema import EventTable
 
 TOP_KERNELS = 10
+# notes printed under the tables (the rest stay in the HTML page and analysis.json)
+NOTES_SHOWN = ("no GPU activity", "without timestamps", "aggregate statistics only", "start-up",
+               "barrier packet", "pass --gpu")
 TOP_RECS = 5
 
 
@@ -46,8 +49,20 @@ def print_report(console: Console, a: Analysis) -> None:
         if us:
             share = text.fmt_pct(us / window) if window else "n/a"
             cats.add_row(Text(f"idle: {cause}"), text.fmt_us(us), share)
-    console.print(cats)
-    console.print(kernels_table(a, console.width))
+    if a.categories_us or a.idle_breakdown_us:
+        console.print(cats)
+    if a.kernels:
+        console.print(kernels_table(a, console.width))
+    if a.host_api:
+        api = Table(title="Host API calls (no GPU activity captured)", title_justify="left")
+        for col, just in (("call", "left"), ("calls", "right"), ("total", "right"), ("mean", "right")):
+            api.add_column(col, justify=just, no_wrap=just == "right")  # type: ignore[arg-type]
+        for h in a.host_api[:TOP_KERNELS]:
+            api.add_row(h["name"], f"{h['calls']:,}", text.fmt_us(h["total_us"]), text.fmt_us(h["mean_us"]))
+        console.print(api)
+    for note in a.notes:  # caveats a reader must see: no timeline, no GPU activity, start-up left out
+        if any(key in note for key in NOTES_SHOWN):
+            console.print(Text(f"note: {note}", style="dim"))
     if not a.recommendations:
         console.print(Text(text.no_rule_summary(a)))
     for i, r in enumerate(a.recommendations[:TOP_RECS], 1):
