@@ -123,7 +123,8 @@ def test_every_realdata_output_is_analyzed_or_refused_in_one_line(path, capsys):
     why = _refusal(str(path.relative_to(REALDATA)))
     if why is None:
         assert code == 0, captured.err
-        assert "GPU time by category" in captured.out or "aggregate" in captured.out
+        # a timeline gives categories; counters or stats give kernels; host-API traces give their calls
+        assert any(t in captured.out for t in ("GPU time by category", "Top kernels", "Host API calls"))
     else:
         assert code in (0, 2)
         if code == 2:
