@@ -12,6 +12,7 @@ import pytest
 from rocanalyze.collectors import triton_cache
 from rocanalyze.collectors.cubin import EIATTR_REGCOUNT, EIFMT_SVAL, cubin_registers, nv_info_records
 from rocanalyze.collectors.triton_occupancy import write_occupancy
+from tests.conftest import data_path
 
 
 def test_nv_info_records() -> None:
@@ -72,3 +73,15 @@ def test_cache_only_cuda_kernel_gets_registers_from_its_cubin(sm90_kernel: objec
     assert (entry["registers"], entry["registers_from"], entry["arch"], entry["workgroup_size"]) == (
         regs, "cubin", "sm_90", 128)
     assert entry["shared_bytes"] == kernel.metadata["shared"] and entry["blocks_per_sm"] >= 1
+
+
+def test_cubin_registers_equal_the_h100_drivers() -> None:
+    """Eight Inductor Triton kernels captured by `rocanalyze profile` on an H100: the register count in each
+    cubin equals what the CUDA driver reported for the loaded kernel (occupancy.json, registers_from=driver)."""
+    run = data_path("e2e_gpu", "h100_20261121", "compiled")
+    entries = json.loads((run / "occupancy.json").read_text())
+    assert len(entries) == 8
+    for entry in entries:
+        assert entry["registers_from"] == "driver" and entry["triton"]["found_by"] == "static-launcher"
+        cubin = run / "cubin" / (Path(entry["triton"]["folder"]).name + ".cubin")
+        assert cubin_registers(cubin, entry["kernel"]) == entry["registers"], entry["kernel"]
