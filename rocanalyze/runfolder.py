@@ -59,6 +59,12 @@ def create_run_folder(path: Path) -> Path:
     return path
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes | str) -> Path:
     """Write `data` to `path` through a temporary file in the same folder and a rename."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -68,6 +74,7 @@ def write_atomic(path: Path, data: bytes | str) -> Path:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is shared like any other file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

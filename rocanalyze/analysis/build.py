@@ -43,7 +43,7 @@ def analyze_with_table(path: str | Path, *, steps: str | None = None, rank: int 
     run = _run_info(path, table)
     analysis = analyze_table(table, run=run, steps=steps, rank=rank, gpu=gpu, peaks=peaks,
                              allow_empty=allow_empty or run.command is not None)
-    return analysis, table
+    return _attach_run_files(analysis, path), table
 
 
 def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str | None = None,
@@ -299,16 +299,43 @@ def _quality(table: EventTable) -> dict:
     return out
 
 
+def _run_folders(path: Path) -> list[Path]:
+    """The run folder and, for a torchrun job folder, its rank folders (rank0 first)."""
+    if not path.is_dir():
+        return []
+    ranks = sorted((p for p in path.glob("rank*") if p.is_dir() and p.name[4:].isdigit()),
+                   key=lambda p: int(p.name[4:]))
+    return [path, *ranks]
+
+
+def _attach_run_files(analysis: Analysis, path: Path) -> Analysis:
+    """What `profile` recorded beside the trace: Triton kernels' occupancy and device memory."""
+    occupancy, memory = list(analysis.occupancy), dict(analysis.memory)
+    for folder in _run_folders(path):
+        occ_file, mem_file = folder / "occupancy.json", folder / "memory.json"
+        if occ_file.is_file():
+            occupancy += [dict(e, source=e.get("source") or f"triton ({folder.name})")
+                          for e in json.loads(occ_file.read_text())]
+        if mem_file.is_file() and not memory:
+            memory = json.loads(mem_file.read_text())
+    if occupancy == analysis.occupancy and memory == analysis.memory:
+        return analysis
+    kernels = [dict(k) for k in analysis.kernels]
+    _merge_occupancy(kernels, [e for e in occupancy if e.get("kernel") and not e.get("error")])
+    return analysis.replace(occupancy=occupancy, memory=memory, kernels=kernels, top_kernels=kernels[:25])
+
+
 def _run_info(path: Path, table: EventTable) -> RunInfo:
     info: dict[str, Any] = {"source": str(path), "source_format": table.source_format,
                             "rocanalyze_version": __version__,
                             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    folder = path if path.is_dir() else None
-    if folder is not None:
-        run_json, env_json = folder / "run.json", folder / "env.json"
-        if run_json.is_file():
-            meta = json.loads(run_json.read_text())
-            info.update({k: meta[k] for k in ("command", "exit_code", "failed", "partial") if k in meta})
-        if env_json.is_file():
-            info["env"] = json.loads(env_json.read_text())
+    # the run folder's own run.json, else (a torchrun job folder) its lowest rank's
+    folders = _run_folders(path)
+    run_folder = next((f for f in folders if (f / "run.json").is_file()), None)
+    if run_folder is not None:
+        meta = json.loads((run_folder / "run.json").read_text())
+        info.update({k: meta[k] for k in ("command", "exit_code", "failed", "partial") if k in meta})
+    env_folder = next((f for f in folders if (f / "env.json").is_file()), None)
+    if env_folder is not None:
+        info["env"] = json.loads((env_folder / "env.json").read_text())
     return RunInfo(**info)

@@ -38,12 +38,23 @@ def _files(root: Path) -> list[Path]:
     return out
 
 
+# What `rocanalyze profile` writes beside its traces (records, reports, Triton artifacts): never traces.
+_RUN_RECORDS = {"run.json", "env.json", "memory.json", "occupancy.json", "job.json", "done", "analysis.json",
+                "report.html", "summary.md", "trace.pftrace", "command.txt", "child.json", "join.json"}
+
+
+def _is_run_record(rel: Path) -> bool:
+    return rel.name in _RUN_RECORDS or "triton" in rel.parts[:-1]
+
+
 def _read_all(root: Path, progress: bool) -> tuple[list[EventTable], list[str]]:
     from rocanalyze.traces import detect
 
     tables, notes = [], []
     for path in _files(root):
         rel = path.relative_to(root)
+        if _is_run_record(rel):
+            continue
         if path.stat().st_size == 0:
             notes.append(f"skipped {rel}: empty file")
             continue

@@ -91,3 +91,36 @@ def test_host_api_only_trace_summarises_the_calls():
     assert a.host_api and a.host_api[0]["total_us"] == max(h["total_us"] for h in a.host_api)
     assert sum(h["calls"] for h in a.host_api) > 100
     assert any(n.startswith("no GPU activity in this trace: it holds") for n in a.notes)
+
+
+def test_run_folder_records_are_attached_and_not_reported_as_skipped(tmp_path):
+    """A profile run folder: Triton occupancy.json and memory.json reach the Analysis (real files from the
+    H100 end-to-end runs); the folder's own records are not 'skipped: not a trace' notes."""
+    import shutil
+
+    e2e = data_path("e2e_gpu", "h100_20261121")
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(data_path("torch_profiler", "h100_captures", "compiled.json.gz"), run / "trace.json.gz")
+    for name in ("occupancy.json", "run.json", "env.json"):
+        shutil.copy(e2e / "compiled" / name, run / name)
+    shutil.copy(e2e / "train_step" / "memory.json", run / "memory.json")
+    a = analyze(run)
+    triton = [o for o in a.occupancy if o["source"].startswith("triton")]
+    assert len(triton) == 8 and all(o["arch"] == "sm_90" for o in triton)
+    assert any(k["occupancy"] for k in a.kernels if k["name"].startswith("triton_"))
+    assert a.memory["peak_bytes"] > 0
+    assert a.run.command and not any("not a trace" in n for n in a.notes)
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    import os
+
+    from rocanalyze.runfolder import write_atomic
+
+    old = os.umask(0o022)
+    try:
+        path = write_atomic(tmp_path / "x.md", "hi")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
