@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -22,4 +23,10 @@ def load_data_toml(name: str) -> dict[str, Any]:
 
 
 def read_template(name: str) -> str:
-    return resources.files("rocanalyze.templates").joinpath(name).read_text(encoding="utf-8")
+    """A template of the HTML report: package data when installed, the top-level templates/ folder when
+    rocanalyze runs from a source checkout on PYTHONPATH (the install maps templates/ into the package)."""
+    try:
+        folder = resources.files("rocanalyze.templates")
+    except ModuleNotFoundError:
+        folder = Path(__file__).resolve().parent.parent / "templates"
+    return folder.joinpath(name).read_text(encoding="utf-8")
