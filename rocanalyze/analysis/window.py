@@ -71,55 +71,75 @@ def _window_from_steps(gpu: pd.DataFrame, rows: pd.DataFrame, runtime: pd.DataFr
     names = rows["name"].astype(str).tolist()
     host_starts = rows["start_ns"].to_numpy(np.int64)
     host_ends = np.maximum(host_starts + rows["dur_ns"].to_numpy(np.int64), np.append(host_starts[1:], 0))
+    numbers = [int(m.group(1)) if (m := _STEP_NUMBER.search(n)) else i for i, n in enumerate(names)]
     # The host runs ahead of the GPU: a step's GPU work starts and ends later than its host range, so
     # steps are measured on the GPU, from the first activity each host step launched.
-    starts, last_end = _gpu_step_starts(gpu, runtime, host_starts, host_ends)
-    ends = np.append(starts[1:], last_end)
-    numbers = [int(m.group(1)) if (m := _STEP_NUMBER.search(n)) else i for i, n in enumerate(names)]
-    keep = np.ones(len(names), dtype=bool)
+    first_start, last_end = _gpu_step_work(gpu, runtime, host_starts, host_ends)
     notes: list[str] = []
-    startup_ns = 0
+    keep = np.ones(len(names), dtype=bool)
     if selection is not None:
         keep = np.array([selection[0] <= n <= selection[1] for n in numbers])
         if not keep.any():
             raise UserError(f"--steps {selection[0]}:{selection[1]} selects none of the recorded steps "
                             f"{numbers[0]}..{numbers[-1]}")
-    elif len(names) >= 3:
-        durs = ends - starts
-        if durs[0] > cfg["startup_step_ratio"] * np.median(durs[1:]):
-            keep[0] = False
-            startup_ns = int(durs[0])
-            notes.append(f"{names[0]} took {durs[0] / 1e6:.1f} ms, over {cfg['startup_step_ratio']:g}x the "
-                         f"median step: treated as start-up and left out of the window")
+    worked = first_start >= 0
+    if worked.any():  # a step range that launched no GPU work (a trailing marker, say) is no step
+        empty = keep & ~worked
+        if empty.any():
+            notes.append(f"left out {int(empty.sum())} step range(s) that launched no GPU work: "
+                         + ", ".join(names[i] for i in np.flatnonzero(empty)[:5]))
+        keep &= worked
+        if not keep.any():
+            raise UserError("the selected steps launched no GPU work")
+        starts = np.where(worked, first_start, -1)
+    else:  # no launch links (kernel-only traces): host ranges it is
+        starts, last_end = host_starts.copy(), host_ends.copy()
     idx = np.flatnonzero(keep)
-    steps = [Step(names[i], int(starts[i]), int(ends[i])) for i in idx]
+    # a step ends where the next step's work starts (the last: where its own work ends)
+    ends = np.array([starts[idx[k + 1]] if k + 1 < len(idx) else max(last_end[idx[k]], starts[idx[k]])
+                     for k in range(len(idx))], dtype=np.int64)
+    durs = ends - starts[idx]
+    startup_ns = 0
+    if selection is None and len(idx) >= 3:
+        ratio = cfg["startup_step_ratio"]
+        median = np.median(durs)
+        drop = []
+        if durs[0] > ratio * np.median(durs[1:]):
+            startup_ns = int(durs[0])
+            notes.append(f"{names[idx[0]]} took {durs[0] / 1e6:.1f} ms, over {ratio:g}x the median step: treated "
+                         f"as start-up and left out of the window")
+            drop.append(0)
+        for k in (0, len(idx) - 1):  # a step cut by the start or end of profiling holds part of its work
+            if k not in drop and durs[k] * ratio < median:
+                notes.append(f"{names[idx[k]]} took {durs[k] / 1e6:.2f} ms, under 1/{ratio:g} of the median "
+                             f"step: a partial step, left out of the window")
+                drop.append(k)
+        kept = [k for k in range(len(idx)) if k not in drop]
+        idx, ends = idx[kept], ends[kept]
+    steps = [Step(names[i], int(starts[i]), int(e)) for i, e in zip(idx, ends, strict=True)]
     first, last = numbers[idx[0]], numbers[idx[-1]]
     how = f"step {first}" if first == last else f"steps {first}-{last}"
     return Window(steps[0].start_ns, steps[-1].end_ns, how, steps, startup_ns, notes)
 
 
-def _gpu_step_starts(gpu: pd.DataFrame, runtime: pd.DataFrame, host_starts: np.ndarray,
-                     host_ends: np.ndarray) -> tuple[np.ndarray, int]:
-    """GPU start of each step's work and the end of the last step's work (host times without launches)."""
-    starts = host_starts.copy()
-    last_end = int(host_ends[-1])
-    if not len(gpu) or not len(runtime):
-        return starts, last_end
-    li = gpu["launch_index"].to_numpy(np.int64)
-    has = li >= 0
-    launched = runtime["start_ns"].to_numpy(np.int64)[li[has]]
-    g_start = gpu["start_ns"].to_numpy(np.int64)[has]
-    g_end = g_start + gpu["dur_ns"].to_numpy(np.int64)[has]
-    step_of = np.searchsorted(host_starts, launched, side="right") - 1
-    inside = (step_of >= 0) & (launched < host_ends[np.maximum(step_of, 0)])
-    for i in range(len(host_starts)):
-        mine = inside & (step_of == i)
-        if mine.any():
-            starts[i] = g_start[mine].min()
-            if i == len(host_starts) - 1:
-                last_end = int(g_end[mine].max())
-    # a step that launched nothing keeps its host start; keep the boundaries ordered
-    return np.maximum.accumulate(starts), max(last_end, int(starts[-1]))
+def _gpu_step_work(gpu: pd.DataFrame, runtime: pd.DataFrame, host_starts: np.ndarray,
+                   host_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per host step: start of the first and end of the last GPU activity it launched (-1: none)."""
+    n = len(host_starts)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    if len(gpu) and len(runtime):
+        li = gpu["launch_index"].to_numpy(np.int64)
+        has = li >= 0
+        launched = runtime["start_ns"].to_numpy(np.int64)[li[has]]
+        g_start = gpu["start_ns"].to_numpy(np.int64)[has]
+        g_end = g_start + gpu["dur_ns"].to_numpy(np.int64)[has]
+        step_of = np.searchsorted(host_starts, launched, side="right") - 1
+        inside = (step_of >= 0) & (launched < host_ends[np.maximum(step_of, 0)])
+        np.minimum.at(first, step_of[inside], g_start[inside])
+        np.maximum.at(last, step_of[inside], g_end[inside])
+    first[last < 0] = -1
+    return first, last
 
 
 def _steady_state(gpu: pd.DataFrame, cfg: dict) -> Window:

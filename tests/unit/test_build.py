@@ -124,3 +124,25 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_step_ranges_without_gpu_work_are_not_steps():
+    """A trailing ProfilerStep range that launched nothing (what a profiler leaves after the last step
+    marker) must not enter the window or the step statistics: the real train_step capture with one such
+    range appended to its annotations."""
+    from rocanalyze.traces.schema import ANNOTATION_COLUMNS, make_frame
+
+    table = read(data_path("torch_profiler", "h100_captures", "train_step.json.gz"))
+    ann = table.annotations
+    steps = ann[ann["kind"] == "step"]
+    last = steps.iloc[-1]
+    cols = {c: list(ann[c].astype(object)) for c in ann.columns}
+    for col, value in (("rank", 0), ("kind", "step"), ("name", "ProfilerStep#5"),
+                       ("start_ns", int(last["start_ns"] + last["dur_ns"] + 1000)), ("dur_ns", 50_000)):
+        cols[col].append(value)
+    table.annotations = make_frame(ANNOTATION_COLUMNS, cols)
+    a = analyze_table(table)
+    assert [s["name"] for s in a.steps] == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
+    assert any("launched no GPU work: ProfilerStep#5" in n for n in a.notes)
+    durs = [s["dur_us"] for s in a.steps]
+    assert max(durs) < 1.1 * min(durs)
