@@ -10,7 +10,6 @@ import typer
 from rocanalyze.analysis.compare import DEFAULT_MARGIN_PCT, compare, regression
 from rocanalyze.commands.report import load_analysis
 from rocanalyze.errors import RegressionFound, UserError
-from rocanalyze.reports.comparison import render_markdown
 from rocanalyze.runfolder import write_atomic
 
 
@@ -44,6 +43,8 @@ def command(
     base_a, _ = load_analysis(base)
     new_a, _ = load_analysis(new)
     result = compare(base_a, new_a, margin_pct=margin)
+    from rocanalyze.reports.comparison import render_markdown
+
     md = render_markdown(result)
     typer.echo(md)
     if output is not None:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
-from rocanalyze.reports import RENDERERS, RUN_FILES, format_for, write_report, write_run_reports
-from rocanalyze.traces.schema import EventTable
+
+if TYPE_CHECKING:
+    from rocanalyze.traces.schema import EventTable
+# rocanalyze.reports (plotly, perfetto, pandas) is imported where it is used: every command module is
+# imported when the CLI starts, and `profile` should not pay for it before the user's script runs.
 
 ANALYSIS_FILE = "analysis.json"
 NEXT = {".html": "open it in a browser (it works offline)", ".md": "paste it into a PR comment",
@@ -36,6 +40,8 @@ def command(
       rocanalyze report RUN -o summary.md          # the PR summary of a profiled run
       rocanalyze report RUN                         # report.html, summary.md, trace.pftrace into RUN
     """
+    from rocanalyze.reports import format_for, write_report, write_run_reports
+
     if output is None and path.is_dir() and fmt is None:
         analysis, table = load_analysis(path, need_table=True, steps=steps, rank=rank, gpu=gpu)
         written = write_run_reports(analysis, table, path, force=force)
@@ -73,6 +79,8 @@ def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = N
 
 def default_output(path: Path, fmt: str | None) -> Path:
     """Where a report goes without -o: the run folder's own file name, else <trace name><ext> here."""
+    from rocanalyze.reports import RENDERERS, RUN_FILES, format_for
+
     name = format_for("", fmt) if fmt is not None else "html"
     if path.is_dir():
         return path / dict(RUN_FILES).get(name, f"report{RENDERERS[name][1]}")
