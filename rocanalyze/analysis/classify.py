@@ -121,6 +121,9 @@ def demangle_lite(name: str) -> str:
             if length and len(ident) == length and (ident[0].isalpha() or ident[0] == "_"):
                 out.append(ident)
                 i = j + length
+            elif length and ident and len(ident) < length and (ident[0].isalpha() or ident[0] == "_"):
+                out.append(ident.rstrip(".…"))  # the profiler cut the name inside this identifier
+                i = n
             else:
                 i = j
         else:

@@ -4,6 +4,7 @@ op context, and classify_table on real traces."""
 from __future__ import annotations
 
 import gzip
+import re
 import time
 from collections import Counter
 
@@ -44,7 +45,7 @@ def test_every_rule_has_examples_and_a_source() -> None:
 
 
 LABELED = "labeled_kernels.tsv.gz"            # 1,000 names: realdata traces, captures, public profiles
-DRAWS = "labeled_kernels_draws.tsv.gz"       # 634 names drawn in seven rounds, each labeled before its fixes
+DRAWS = "labeled_kernels_draws.tsv.gz"       # 936 names drawn in eight rounds, each labeled before its fixes
 
 
 def _labeled(filename: str = LABELED) -> list[tuple[str, str, str]]:
@@ -82,7 +83,7 @@ def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy
     rows = _labeled(filename)
     wrong = [(c, classify_kernel(n), n[:120]) for c, n, _ in rows if classify_kernel(n) != c]
     accuracy = 1 - len(wrong) / len(rows)
-    # when written: 992/1000 and 619/634
+    # when written: 992/1000 and 910/936
     assert accuracy >= min_accuracy, f"accuracy {accuracy:.4f}; misclassified: {wrong}"
     per_category = Counter(c for c, _, _ in rows)
     misses = Counter(c for c, _, _ in wrong)
@@ -91,14 +92,15 @@ def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy
 
 
 TRAPS = [
-    # (marker in real labeled names, category every such name must get)
+    # (marker in real labeled names, a regex, and the category every such name must get)
     ("gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda", "memcpy"),  # same-dtype copy
     ("LoadWithCast<1>, at::native::memory::StoreWithCast<1>", "elementwise"),   # dtype-changing copy
     ("bfloat16_copy_kernel_cuda", "elementwise"),
     ("FillFunctor", "memset"),
     ("native_layer_norm", "norm"),                  # triton_per/red_fused_..._native_layer_norm
     ("add_mean_mul_pow_rsqrt", "norm"),              # RMSNorm written out, fused by inductor
-    ("triton_poi_fused__to_copy", "elementwise"),   # inductor dtype conversion
+    ("triton_poi_fused__to_copy(?!_embedding)", "elementwise"),  # inductor dtype conversion
+    ("triton_poi_fused__to_copy_embedding", "index"),             # ... fused into an embedding lookup
     ("igemm_", "conv"),                              # MIOpen implicit GEMM convolutions
     ("_implicit_gemm_", "conv"),                     # cuDNN xmma implicit GEMM convolutions
     ("splitKreduce", "gemm"),
@@ -120,7 +122,7 @@ TRAPS = [
 
 @pytest.mark.parametrize(("marker", "category"), TRAPS, ids=[m for m, _ in TRAPS])
 def test_traps(marker: str, category: str) -> None:
-    names = [n for _, n, _ in _labeled() + _labeled(DRAWS) if marker in n]
+    names = [n for _, n, _ in _labeled() + _labeled(DRAWS) if re.search(marker, n)]
     assert names, marker
     assert {classify_kernel(n) for n in names} == {category}
 
