@@ -1,6 +1,7 @@
 """Analysis: one plain function per question, each reading the EventTable (cut to the window) and the
 GPU spec, each filling one part of the `Analysis`. `ANALYZERS` lists them in the order the pipeline
-(rocanalyze.analysis.build) runs them; docs/analyze.md is generated from the same list.
+(rocanalyze.analysis.build) runs them; docs/analyze.md names each one, and a test checks that every
+entry resolves to its function and appears there.
 """
 
 from __future__ import annotations
