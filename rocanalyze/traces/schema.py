@@ -87,7 +87,7 @@ OP_COLUMNS: tuple[Column, ...] = (
 # Steps (ProfilerStep#N) and user ranges (record_function, rocanalyze.step, roctx markers).
 ANNOTATION_COLUMNS: tuple[Column, ...] = (
     Column("rank", "int32", 0),
-    Column("kind", "category", "user", doc="step | user"),
+    Column("kind", "category", "user", doc="step | user | gpu_user (the GPU-side copy Kineto writes of a range)"),
     Column("name", "category", ""),
     Column("start_ns", "int64", 0, "ns"),
     Column("dur_ns", "int64", 0, "ns"),
