@@ -198,11 +198,15 @@ def _rank_summaries(table: EventTable, ranks: list[int], steps: str | None) -> l
                     "categories_us": {k: v / NS_PER_US for k, v in acc.categories_ns.items()},
                     "idle_us": sum(acc.idle_ns.values()) / NS_PER_US,
                     "exposed_communication_us": acc.overlap["exposed_communication_us"]})
-    busiest = max(out, key=lambda x: x["busy_us"])
-    mean_busy = sum(x["busy_us"] for x in out) / len(out)
+    # the slowest rank is the one the others wait for in collectives: most GPU time outside communication
+    # (a rank that waits inside an all-reduce looks busy, but it is the one waiting)
     for x in out:
-        x["slowest"] = x is busiest
-        x["imbalance"] = (busiest["busy_us"] - x["busy_us"]) / mean_busy if mean_busy else 0.0
+        x["compute_us"] = sum(v for k, v in x["categories_us"].items() if k != "communication")
+    slowest = max(out, key=lambda x: x["compute_us"])
+    mean = sum(x["compute_us"] for x in out) / len(out)
+    for x in out:
+        x["slowest"] = x is slowest
+        x["imbalance"] = (slowest["compute_us"] - x["compute_us"]) / mean if mean else 0.0
     return out
 
 

@@ -44,7 +44,7 @@ _RUN_RECORDS = {"run.json", "env.json", "memory.json", "occupancy.json", "job.js
 
 
 def _is_run_record(rel: Path) -> bool:
-    return rel.name in _RUN_RECORDS or "triton" in rel.parts[:-1]
+    return rel.name in _RUN_RECORDS or rel.suffix == ".md" or "triton" in rel.parts[:-1]
 
 
 def _read_all(root: Path, progress: bool) -> tuple[list[EventTable], list[str]]:
