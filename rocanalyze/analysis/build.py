@@ -76,7 +76,7 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
         raise UserError(f"--rank {rank}: the trace has ranks {', '.join(map(str, ranks))}")
     result = _analyze_rank(table, primary, steps, spec, base)
     if len(ranks) > 1:
-        result = result.replace(ranks=_rank_summaries(table, ranks, steps))
+        result = result.replace(ranks=_rank_summaries(table, ranks, steps, result))
     return _finish(result, table)
 
 
@@ -128,7 +128,7 @@ def _analyze_rank(table: EventTable, rank: int, steps: str | None, spec: Any, ba
         window.start_ns, window.end_ns), "rank": rank, "device": device})
     ops, kernel_rates = _op_model(windowed, spec)
     _merge_rates(kernels, kernel_rates)
-    occupancy = _occupancy(rows, spec, table)
+    occupancy = _occupancy(rows, base["device"], table)
     _merge_occupancy(kernels, occupancy)
     idle_ns = acc.idle_ns
     window_ns = window.dur_ns
@@ -143,7 +143,7 @@ def _analyze_rank(table: EventTable, rank: int, steps: str | None, spec: Any, ba
         startup_us=window.startup_ns / NS_PER_US,
         categories_us={k: v / NS_PER_US for k, v in sorted(acc.categories_ns.items(), key=lambda kv: -kv[1])},
         overlap=acc.overlap, launch=acc.launch, steps=acc.steps,
-        kernels=kernels, top_kernels=kernels[: cfg["kernels"]["top"]], ops=ops,
+        kernels=kernels, top_kernels=_top(kernels), ops=ops,
         patterns=_patterns(windowed), occupancy=occupancy,
         timeline=timeline(rows, window, cfg["timeline"]["max_bins"]),
     ).replace(notes=base["notes"] + window.notes)
@@ -163,6 +163,11 @@ def _merge_rates(kernels: list[dict], rates: list[dict]) -> None:
             k["tflops"], k["gbps"] = r.get("tflops"), r.get("gbps")
 
 
+def _top(kernels: list[dict]) -> list[dict]:
+    """The top-kernels list: the first N of the per-kernel table (N in analysis.toml)."""
+    return kernels[: load_data_toml("analysis.toml")["kernels"]["top"]]
+
+
 def _merge_occupancy(kernels: list[dict], occupancy: list[dict]) -> None:
     first: dict[str, dict] = {}
     for entry in occupancy:
@@ -179,17 +184,24 @@ def _patterns(windowed: EventTable) -> list[dict]:
     return sorted(find_patterns(windowed), key=lambda p: -p.get("time_us", 0.0))
 
 
-def _occupancy(rows: pd.DataFrame, spec: Any, table: EventTable) -> list[dict]:
+def _occupancy(rows: pd.DataFrame, device: dict, table: EventTable) -> list[dict]:
     """Occupancy per dispatched kernel; the arch comes from the GPU spec, else from the trace itself."""
     from rocanalyze.analysis.dispatch_occupancy import dispatch_occupancy
 
-    arch = spec.to_dict().get("arch") or next((d.arch for d in table.devices if d.arch), None)
+    arch = device.get("arch") or next((d.arch for d in table.devices if d.arch), None)
     return dispatch_occupancy(rows, arch)
 
 
-def _rank_summaries(table: EventTable, ranks: list[int], steps: str | None) -> list[dict]:
+def _rank_summaries(table: EventTable, ranks: list[int], steps: str | None, primary: Analysis) -> list[dict]:
+    """One row per rank; the primary rank's comes from its finished analysis rather than a second pass."""
     out = []
     for r in ranks:
+        if r == primary.window["rank"]:
+            out.append({"rank": r, "device": primary.window["device"], "window_us": primary.window_us,
+                        "busy_us": primary.busy_us, "categories_us": dict(primary.categories_us),
+                        "idle_us": primary.idle_us,
+                        "exposed_communication_us": primary.overlap["exposed_communication_us"]})
+            continue
         gpu, runtime, ann, device = _cut(table, r)
         window = choose_window(gpu, ann, runtime, steps)
         acc: TimeAccount = account(_window_rows(gpu, window), runtime, window)
@@ -229,7 +241,7 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
                                              "time and overlaps are unknown; busy is the sum of kernel times"]},
         window_us=None, busy_us=total / NS_PER_US, idle_us=None,
         categories_us={str(k): v / NS_PER_US for k, v in cats.items()}, kernels=kernels,
-        top_kernels=kernels[:25]), table)
+        top_kernels=_top(kernels)), table)
 
 
 def _untimed_dispatches(table: EventTable, base: dict) -> Analysis:
@@ -252,22 +264,12 @@ def _untimed_dispatches(table: EventTable, base: dict) -> Analysis:
             entry["counters"] = {k: float(v) for k, v in sums.loc[name].items()}
         kernels.append(entry)
     timed = rows.assign(dur_ns=0, kind="kernel")
-    occupancy = _occupancy(timed, _NoSpec(base["device"]), table)
+    occupancy = _occupancy(timed, base["device"], table)
     _merge_occupancy(kernels, occupancy)
     return _finish(Analysis(
         **{**base, "notes": base["notes"] + ["hardware counters per dispatch without timestamps: calls, "
                                              "occupancy and counter totals per kernel; GPU time is unknown"]},
-        kernels=kernels, top_kernels=kernels[:25], occupancy=occupancy), table)
-
-
-class _NoSpec:
-    """The GPU spec as already serialised in `base` (for helpers that call .to_dict())."""
-
-    def __init__(self, device: dict) -> None:
-        self._device = device
-
-    def to_dict(self) -> dict:
-        return self._device
+        kernels=kernels, top_kernels=_top(kernels), occupancy=occupancy), table)
 
 
 def _host_api_only(table: EventTable, base: dict) -> Analysis:
@@ -326,7 +328,7 @@ def _attach_run_files(analysis: Analysis, path: Path) -> Analysis:
         return analysis
     kernels = [dict(k) for k in analysis.kernels]
     _merge_occupancy(kernels, [e for e in occupancy if e.get("kernel") and not e.get("error")])
-    return analysis.replace(occupancy=occupancy, memory=memory, kernels=kernels, top_kernels=kernels[:25])
+    return analysis.replace(occupancy=occupancy, memory=memory, kernels=kernels, top_kernels=_top(kernels))
 
 
 def _run_info(path: Path, table: EventTable) -> RunInfo:

@@ -23,7 +23,7 @@ def kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame, window: Window, busy_ns: 
         "category": gpu["category"].astype(str).to_numpy(),
         "kind": gpu["kind"].astype(str).to_numpy(),
         "dur": gpu["dur_ns"].to_numpy(np.int64),
-        "op": _op_names(gpu, ops),
+        "op": _op_column(gpu, ops, "name"),
         "module": _op_column(gpu, ops, "module"),
     })
     grouped = frame.groupby("name", sort=False)
@@ -53,10 +53,6 @@ def _op_column(gpu: pd.DataFrame, ops: pd.DataFrame, column: str) -> np.ndarray:
         values = ops[column].astype(str).to_numpy()
         out[idx >= 0] = values[idx[idx >= 0]]
     return out
-
-
-def _op_names(gpu: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
-    return _op_column(gpu, ops, "name")
 
 
 def _most_common(values: pd.Series) -> str:
