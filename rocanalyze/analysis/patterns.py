@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rocanalyze.analysis.classify import classify_table
+from rocanalyze.analysis.timeaccount import sync_calls
 from rocanalyze.paths import load_data_toml
 
 if TYPE_CHECKING:
@@ -327,8 +328,7 @@ def _host_syncs(ctx: _Context) -> list[dict[str, Any]]:
     rt, ann = ctx.table.runtime, ctx.table.annotations
     if not len(rt):
         return []
-    sync_re = re.compile(cfg["sync_runtime_calls"])
-    sync = rt[np.array([bool(sync_re.search(n)) for n in rt["name"].astype(str)], dtype=bool)]
+    sync = rt[sync_calls(rt, ctx.table.gpu)]
     if len(ctx.table.gpu):  # the ranks whose GPU rows the caller kept
         sync = sync[np.isin(sync["rank"].to_numpy(), ctx.table.gpu["rank"].unique())]
     window = ctx.table.metadata.get("window_ns")

@@ -45,6 +45,21 @@ def _runtime_mask(runtime: pd.DataFrame, patterns: list[str]) -> np.ndarray:
     return hits[codes] if len(hits) else np.zeros(len(runtime), dtype=bool)
 
 
+def sync_calls(runtime: pd.DataFrame, gpu: pd.DataFrame) -> np.ndarray:
+    """Mask of the runtime calls that block the host on the GPU (analysis.toml [runtime].sync).
+
+    A blocking call that itself launched a host-to-device copy (a synchronous hipMemcpyWithStream
+    from pageable memory) is the copy's cost, not a sync: it is left to the h2d_copy cause. The
+    host_sync pattern reads the same mask, so its calls and the "sync" idle agree.
+    """
+    mask = _runtime_mask(runtime, load_data_toml("analysis.toml")["runtime"]["sync"])
+    if len(gpu) and mask.any():
+        li = gpu["launch_index"].to_numpy(np.int64)
+        h2d = li[(gpu["copy_kind"].astype(str).to_numpy() == "HtoD") & (li >= 0) & (li < len(runtime))]
+        mask[h2d] = False
+    return mask
+
+
 def account(gpu: pd.DataFrame, runtime: pd.DataFrame, window: Window) -> TimeAccount:
     """Time accounting of `gpu` (one device, categories filled) on `window`."""
     cfg = load_data_toml("analysis.toml")
@@ -100,7 +115,7 @@ def _idle_by_cause(busy: iv.Intervals, s_sorted: np.ndarray, gpu: pd.DataFrame, 
     slack = int(cfg["idle"]["clock_slack_ns"])
     r_start = runtime["start_ns"].to_numpy(np.int64)
     r_end = r_start + runtime["dur_ns"].to_numpy(np.int64)
-    sync = _runtime_mask(runtime, cfg["runtime"]["sync"])
+    sync = sync_calls(runtime, gpu)
     sync_set = iv.merge(r_start[sync], r_end[sync] + slack)
     # host-to-device copy calls: the runtime calls that launched HtoD copies
     li = gpu["launch_index"].to_numpy(np.int64)

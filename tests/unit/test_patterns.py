@@ -173,3 +173,36 @@ def test_host_sync_counts_per_rank_and_step() -> None:
 
 def test_no_events_no_patterns() -> None:
     assert find_patterns(EventTable.build(source_format="test", paths=[])) == []
+
+
+def _memcpy_with_stream_directions(path: Path) -> list[str]:
+    """Raw JSON: the copy direction each hipMemcpyWithStream call launched (by correlation id)."""
+    events = _raw_events(path)
+    calls = {e["args"]["correlation"] for e in events if e.get("name") == "hipMemcpyWithStream"}
+    return sorted(e["name"].split()[1] for e in events
+                  if e.get("cat") == "gpu_memcpy" and e.get("args", {}).get("correlation") in calls)
+
+
+@pytest.mark.realdata
+def test_rocm_blocking_copy_that_uploads_is_h2d_not_a_host_sync() -> None:
+    # On ROCm a synchronous copy is hipMemcpyWithStream both ways: .item() (DtoH) is a host sync,
+    # a pageable upload (HtoD) is the h2d_copy idle cause. The MI250 trace has only uploads.
+    from rocanalyze import analyze
+    path = realdata_path("torch_traces", "hta", "amd_mi250_minitoy_train_ROCm6_2_kineto.json.gz")
+    assert _memcpy_with_stream_directions(path) == ["HtoD", "HtoD"]
+    a = analyze(path)
+    assert "host_sync" not in _kinds(a.patterns)
+    assert "sync" not in a.idle_breakdown_us and a.idle_breakdown_us["h2d_copy"] > 0
+
+
+@pytest.mark.realdata
+def test_rocm_item_copies_are_host_syncs_in_pattern_and_idle() -> None:
+    # The 4-rank MI300X trace: 18 hipMemcpyWithStream calls copied DtoH (.item()/.cpu()), 24 uploaded.
+    from rocanalyze import analyze
+    path = realdata_path("torch_traces", "hpctraining_tracelens", "merged_4rank_all_events.json.gz")
+    directions = _memcpy_with_stream_directions(path)
+    assert directions.count("DtoH") == 18 and directions.count("HtoD") == 24
+    a = analyze(path)
+    (sync,) = _kinds(a.patterns)["host_sync"]
+    assert 0 < sync["calls"]["hipMemcpyWithStream"] <= 18   # the primary rank's DtoH calls only
+    assert a.idle_breakdown_us["sync"] > sync["time_us"] > 0
