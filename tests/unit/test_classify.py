@@ -119,7 +119,8 @@ TRAPS = [
     ("LoadWithCast<1>, at::native::memory::StoreWithCast<1>", "elementwise"),   # dtype-changing copy
     ("bfloat16_copy_kernel_cuda", "elementwise"),
     ("FillFunctor", "memset"),
-    ("native_layer_norm", "norm"),                  # triton_per/red_fused_..._native_layer_norm
+    ("^(?!triton_tem).*native_layer_norm", "norm"),  # triton_per/red_fused_..._native_layer_norm
+    ("^triton_tem_fused_\\w*addmm", "gemm"),        # a GEMM template whose epilogue feeds a layer norm
     ("add_mean_mul_pow_rsqrt", "norm"),              # RMSNorm written out, fused by inductor
     ("triton_poi_fused__to_copy(?!_embedding)", "elementwise"),  # inductor dtype conversion
     ("triton_poi_fused__to_copy_embedding", "index"),             # ... fused into an embedding lookup
