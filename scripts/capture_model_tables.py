@@ -8,42 +8,14 @@ Writes OUT/tables.json: per workload, [kernel name, calls, self device time] for
 key_averages(). The wav2vec2 workload failed in that run (its CTC arguments), so draw 17 has none of it.
 """
 
-import json
 import os
-import time
 import traceback
 
 import torch
-from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity, profile
+from _profile_tables import TableCapture
 
-OUT = os.environ.get("OUT", "/tmp/o")
-os.makedirs(OUT, exist_ok=True)
 dev = "cuda"
-res = {}
-
-
-def cap(tag, fn, warm=2, iters=2):
-    t0 = time.time()
-    try:
-        for _ in range(warm):
-            fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
-            for _ in range(iters):
-                fn()
-            torch.cuda.synchronize()
-        rows = []
-        for e in p.key_averages():
-            if e.device_type == DeviceType.CUDA:
-                rows.append([e.key, e.count, e.self_device_time_total])
-        rows.sort(key=lambda r: -r[2])
-        res[tag] = rows
-        print(tag, len(rows), "rows", round(time.time() - t0, 1), "s", flush=True)
-    except Exception:
-        traceback.print_exc()
-        res[tag] = "ERR"
-    json.dump(res, open(OUT + "/tables.json", "w"), indent=0)
+cap = TableCapture(os.environ.get("OUT", "/tmp/o")).capture
 
 
 import transformers as T

@@ -4,43 +4,22 @@ detection/segmentation/mobile convnets channels_last, GroupNorm UNet, LSTM/GRU L
 
     OUT=outdir python scripts/capture_model_tables2.py
 """
-import json, os, time, traceback
+import os, time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity, profile
+from _profile_tables import TableCapture
 
-OUT = os.environ.get("OUT", "/tmp/o"); os.makedirs(OUT, exist_ok=True)
-dev = "cuda"; res = {}; T0 = time.time(); BUDGET = float(os.environ.get("BUDGET", "300"))
-
-
-def cap(tag, fn, warm=2, iters=2):
-    if time.time() - T0 > BUDGET:
-        print("skip", tag, "(budget)"); return
-    t0 = time.time()
-    try:
-        for _ in range(warm):
-            fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
-            for _ in range(iters):
-                fn()
-            torch.cuda.synchronize()
-        rows = [[e.key, e.count, e.self_device_time_total] for e in p.key_averages() if e.device_type == DeviceType.CUDA]
-        rows.sort(key=lambda r: -r[2]); res[tag] = rows
-        print(tag, len(rows), "rows", round(time.time() - t0, 1), "s", flush=True)
-    except Exception:
-        traceback.print_exc(); res[tag] = "ERR"
-    json.dump(res, open(OUT + "/tables.json", "w"), indent=0)
-    torch.cuda.empty_cache()
+dev = "cuda"
+tables = TableCapture(os.environ.get("OUT", "/tmp/o"), budget_s=float(os.environ.get("BUDGET", "300")))
+cap = tables.capture
 
 
 def run(tag, build, warm=2, iters=2):
     try:
         fn = build()
     except Exception:
-        traceback.print_exc(); res[tag] = "ERR"; return
+        tables.failed(tag); return
     cap(tag, fn, warm, iters)
 
 
@@ -267,4 +246,4 @@ def b_compile():
         cm(x).float().pow(2).mean().backward(); o.step(); o.zero_grad()
     return f
 run("w15_compile_maxautotune_transformer_bf16", b_compile, 2, 2)
-print("done", round(time.time() - T0, 1))
+print("done", round(time.time() - tables.start, 1))

@@ -1,0 +1,57 @@
+"""Shared by the capture_model_tables scripts: profile one workload at a time, keep every CUDA row."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+
+import torch
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
+
+
+class TableCapture:
+    """After each workload, OUT/tables.json holds every CUDA row of key_averages() so far:
+    per workload tag, [kernel name, calls, self device time] slowest first, or "ERR" when it failed.
+    A workload that starts after `budget_s` seconds is skipped (the lent GPU's per-call limit)."""
+
+    def __init__(self, out: str, budget_s: float | None = None) -> None:
+        os.makedirs(out, exist_ok=True)
+        self.path = os.path.join(out, "tables.json")
+        self.tables: dict[str, object] = {}
+        self.start = time.time()
+        self.budget_s = budget_s
+
+    def capture(self, tag: str, fn, warm: int = 2, iters: int = 2) -> None:
+        if self.budget_s is not None and time.time() - self.start > self.budget_s:
+            print("skip", tag, "(budget)")
+            return
+        t0 = time.time()
+        try:
+            for _ in range(warm):
+                fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(iters):
+                    fn()
+                torch.cuda.synchronize()
+            rows = [[e.key, e.count, e.self_device_time_total]
+                    for e in prof.key_averages() if e.device_type == DeviceType.CUDA]
+            rows.sort(key=lambda r: -r[2])
+            self.tables[tag] = rows
+            print(tag, len(rows), "rows", round(time.time() - t0, 1), "s", flush=True)
+        except Exception:
+            self.failed(tag)
+        self.save()
+        torch.cuda.empty_cache()
+
+    def failed(self, tag: str) -> None:
+        """Record the exception being handled as the workload's failure."""
+        traceback.print_exc()
+        self.tables[tag] = "ERR"
+
+    def save(self) -> None:
+        with open(self.path, "w") as fh:
+            json.dump(self.tables, fh, indent=0)
