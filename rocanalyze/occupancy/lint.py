@@ -27,26 +27,29 @@ def _bits(kind: str) -> int:
     return _WIDTH.get(kind, 16 if "16" in kind or "short" in kind else 8)
 
 
+def _wide_share(finding_id: str, counts: Counter, what: str) -> list[Finding]:
+    """One finding on how many of the counted accesses (keys ending in their bit width) are 128-bit:
+    a warning when fewer than half are, none when there are no accesses."""
+    total = sum(counts.values())
+    if not total:
+        return []
+    wide = sum(n for k, n in counts.items() if k.endswith("_128"))
+    return [{"id": finding_id, "severity": "warn" if wide < total / 2 else "info",
+             "counts": dict(sorted(counts.items())), "message": f"{wide} of {total} {what}"}]
+
+
 def lint_isa(text: str, scratch_bytes: int = 0, vgpr_spill: int = 0, sgpr_spill: int = 0) -> list[Finding]:
     """Findings for one kernel's AMDGCN instructions."""
     out: list[Finding] = []
     loads = Counter(f"{m[1]}_{_bits(m[3])}" for m in _GLOBAL.finditer(text))
-    total = sum(loads.values())
-    wide = sum(n for k, n in loads.items() if k.endswith("_128"))
-    if total:
-        out.append({"id": "global_loads", "severity": "warn" if wide < total / 2 else "info",
-                    "counts": dict(sorted(loads.items())),
-                    "message": f"{wide} of {total} global/buffer loads are 128-bit (dwordx4); narrower loads "
-                               "move fewer bytes per instruction (seed 001: aim for dwordx4 in loops)"})
+    out += _wide_share("global_loads", loads,
+                       "global/buffer loads are 128-bit (dwordx4); narrower loads "
+                       "move fewer bytes per instruction (seed 001: aim for dwordx4 in loops)")
     lds = Counter(f"{'read' if m[1] in ('read', 'load') else 'write'}_{int(m[3]) * (2 if m[2] else 1)}"
                   for m in _DS.finditer(text))
-    n_lds = sum(lds.values())
-    wide_lds = sum(n for k, n in lds.items() if k.endswith("_128"))
-    if n_lds:
-        out.append({"id": "lds_access", "severity": "warn" if wide_lds < n_lds / 2 else "info",
-                    "counts": dict(sorted(lds.items())),
-                    "message": f"{wide_lds} of {n_lds} LDS accesses are 128-bit (ds_read/write_b128); "
-                               "narrower ones need more LDS instructions for the same data"})
+    out += _wide_share("lds_access", lds,
+                       "LDS accesses are 128-bit (ds_read/write_b128); "
+                       "narrower ones need more LDS instructions for the same data")
     waits = _WAIT.findall(text)
     if waits:
         full = sum(1 for w in waits if re.search(r"(vmcnt|lgkmcnt|loadcnt|dscnt)\(0\)|\s0x0\b|^\s*0\s*$", w))
