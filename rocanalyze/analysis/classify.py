@@ -4,7 +4,7 @@ The rules are data (rocanalyze/data/kernel_rules.toml): an ordered list of (cate
 kernel name and/or on the launching CPU op, real example names); the first rule that matches wins.
 Names arrive demangled (`void at::native::reduce_kernel<...>(...)`), mangled (`_ZN2at6native...`),
 truncated (`reduce_kernel`) or with rocprof's `.kd` suffix; `normalize_name` brings them to one
-searchable form. `classify_table` classifies each unique (name, op) pair of a trace once.
+searchable form (mangled names are demangled as c++filt would). `classify_table` classifies each unique (name, op) pair of a trace once.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from rocanalyze.analysis.demangle import demangle
 from rocanalyze.paths import load_data_toml
 
 if TYPE_CHECKING:  # only the type: `classify_kernel` must not import every trace reader
@@ -132,9 +133,14 @@ def demangle_lite(name: str) -> str:
 
 
 def normalize_name(name: str) -> str:
-    """The searchable form of a kernel name: rocprof `.kd` suffixes dropped, mangled names reduced."""
+    """The searchable form of a kernel name: rocprof `.kd` suffixes dropped, mangled names demangled.
+
+    A mangled name is demangled as c++filt would (the rules are written against that form); one
+    the C++ runtime cannot demangle (cut short by a profiler, or no runtime) is reduced to its
+    identifiers by `demangle_lite`.
+    """
     name = _KD_SUFFIX.sub("", name.strip())
-    return demangle_lite(name)
+    return demangle(name) or demangle_lite(name)
 
 
 def strip_arguments(name: str) -> str:
