@@ -172,6 +172,7 @@
     if (col[2] === "occ") { return occText(v); }
     if (col[0] === "share") { return isNum(v) ? (100 * v).toFixed(1) : ""; }
     if (col[2] === "trim") { return trimNum(v); }
+    if (col[0] === "name" && row.display) { return String(row.display); }  // demangled, for names recorded mangled
     if (col[2] === "name" || col[2] === "text" || col[2] === "wrap") { return v === null || v === undefined ? "" : String(v); }
     return isNum(v) ? num(v, col[2]) : "";
   }
@@ -213,7 +214,8 @@
       tb.textContent = "";
       rows.forEach(function (row) {
         var tr = document.createElement("tr");
-        tr.dataset.search = cols.map(function (c) { return cell(row, c); }).join(" ").toLowerCase();
+        tr.dataset.search = (cols.map(function (c) { return cell(row, c); }).join(" ") +
+                             (row.display ? " " + row.name : "")).toLowerCase();  // the recorded name matches too
         cols.forEach(function (col) {
           var td = document.createElement("td"), text = cell(row, col);
           if (col[2] === "name") {
@@ -221,7 +223,7 @@
             var div = document.createElement("div");
             div.className = "clip";
             div.textContent = text;
-            div.title = text;
+            div.title = col[0] === "name" && row.display ? text + "\n(recorded as " + row.name + ")" : text;
             td.appendChild(div);
           } else {
             td.textContent = text;

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from rocanalyze._version import __version__
+from rocanalyze.analysis.kernels import display_name
 from rocanalyze.analysis.result import Analysis, RunInfo
 from rocanalyze.analysis.timeaccount import NS_PER_US, TimeAccount, account
 from rocanalyze.analysis.window import Window, choose_window
@@ -231,7 +232,7 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
                                                                        agg["category"].astype(str), strict=True)]
     total = int(agg["total_ns"].sum())
     cats = agg.groupby("category", observed=True)["total_ns"].sum().sort_values(ascending=False)
-    kernels = [{"name": str(r.name), "category": str(r.category), "kind": str(r.kind), "calls": int(r.calls),
+    kernels = [{"name": str(r.name), "display": display_name(str(r.name)), "category": str(r.category), "kind": str(r.kind), "calls": int(r.calls),
                 "total_us": r.total_ns / NS_PER_US, "mean_us": r.total_ns / NS_PER_US / max(1, r.calls),
                 "min_us": None, "max_us": None, "share": r.total_ns / total if total else 0.0, "op": None,
                 "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}
@@ -257,7 +258,8 @@ def _untimed_dispatches(table: EventTable, base: dict) -> Analysis:
             if numeric and len(counters) == len(rows) else None)
     kernels = []
     for name, calls in rows["name"].value_counts().items():
-        entry = {"name": name, "category": classify_kernel(name), "kind": "kernel", "calls": int(calls),
+        entry = {"name": name, "display": display_name(name), "category": classify_kernel(name), "kind": "kernel",
+                 "calls": int(calls),
                  "total_us": None, "mean_us": None, "min_us": None, "max_us": None, "share": None, "op": None,
                  "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}
         if sums is not None and name in sums.index:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 from functools import lru_cache
 
 
@@ -42,6 +43,20 @@ def available() -> bool:
     return _runtime() is not None
 
 
+# Builtin types newer than some C++ runtimes (libstdc++ 12 does not know std::bfloat16_t, which aiter's
+# and CK's kernels take), spelled as vendor-extended types (`u <length> <name>`), which every
+# demangler prints as the name itself: the text comes out as a current c++filt prints it.
+_NEW_BUILTINS = re.compile(r"DF16b|D([BU])(\d+)_")
+
+
+def _vendor_spelling(match: re.Match[str]) -> str:
+    if match.group(0) == "DF16b":
+        text = "std::bfloat16_t"
+    else:
+        text = ("unsigned " if match.group(1) == "U" else "") + f"_BitInt({match.group(2)})"
+    return f"u{len(text)}{text}"
+
+
 @lru_cache(maxsize=65536)
 def demangle(symbol: str) -> str | None:
     """The demangled form of an Itanium-mangled symbol (`_Z...`), as c++filt prints it.
@@ -51,6 +66,13 @@ def demangle(symbol: str) -> str | None:
     """
     if not symbol.startswith("_Z"):
         return None
+    text = _demangle(symbol)
+    if text is None and _NEW_BUILTINS.search(symbol):
+        text = _demangle(_NEW_BUILTINS.sub(_vendor_spelling, symbol))
+    return text
+
+
+def _demangle(symbol: str) -> str | None:
     runtime = _runtime()
     if runtime is None:
         return None

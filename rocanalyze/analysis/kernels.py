@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rocanalyze.analysis.demangle import demangle
 from rocanalyze.analysis.window import Window
 
 NS_PER_US = 1000.0
@@ -36,7 +37,8 @@ def kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame, window: Window, busy_ns: 
     for name in stats.sort_values("sum", ascending=False).index:
         s = stats.loc[name]
         rows.append({
-            "name": name, "category": first.at[name, "category"], "kind": first.at[name, "kind"],
+            "name": name, "display": display_name(name), "category": first.at[name, "category"],
+            "kind": first.at[name, "kind"],
             "calls": int(s["count"]), "total_us": s["sum"] / NS_PER_US, "mean_us": s["mean"] / NS_PER_US,
             "min_us": s["min"] / NS_PER_US, "max_us": s["max"] / NS_PER_US,
             "share": float(s["sum"]) / busy_ns if busy_ns else 0.0,
@@ -44,6 +46,12 @@ def kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame, window: Window, busy_ns: 
             "per_step_us": per_step.get(name), "tflops": None, "gbps": None, "occupancy": None,
         })
     return rows
+
+
+def display_name(name: str) -> str | None:
+    """The name to show for a kernel recorded mangled (code-object symbols, `rocprofv3 --mangled-kernels`,
+    aiter's asm kernels): demangled as c++filt would; None when the recorded name reads as it is."""
+    return demangle(name.strip())
 
 
 def _op_column(gpu: pd.DataFrame, ops: pd.DataFrame, column: str) -> np.ndarray:

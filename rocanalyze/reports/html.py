@@ -61,7 +61,8 @@ def _collect(a: Analysis, caps: dict[str, int]) -> tuple[dict[str, Any], dict[st
         return items[:cap]
 
     n = caps["name_chars"]
-    kernels = [{**k, "name": _clip(str(k.get("name", "")), n), "per_step_us": None}
+    kernels = [{**k, "name": _clip(str(k.get("name", "")), n), "per_step_us": None,
+                "display": _clip(str(k["display"]), n) if k.get("display") else None}
                for k in first("kernels", a.kernels)]
     timeline = dict(a.timeline)
     if timeline.get("lanes"):

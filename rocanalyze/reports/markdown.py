@@ -62,7 +62,7 @@ def kernels_table(a: Analysis) -> list[str]:
     rows = [f"### Top {min(TOP_KERNELS, len(a.top_kernels))} kernels", "",
             "| kernel | category | calls | total | mean | share of GPU busy |", "|---|---|---:|---:|---:|---:|"]
     for k in a.top_kernels[:TOP_KERNELS]:
-        rows.append(f"| `{code(k.get('name', ''))}` | {escape(str(k.get('category', '')))} | "
+        rows.append(f"| `{code(text.kernel_label(k))}` | {escape(str(k.get('category', '')))} | "
                     f"{k.get('calls', '')} | {text.fmt_us(k.get('total_us'))} | "
                     f"{text.fmt_us(k.get('mean_us'))} | {text.fmt_pct(k.get('share'))} |")
     return rows + [""]

@@ -88,7 +88,7 @@ def kernels_table(a: Analysis, width: int) -> Table:
         values = {"category": str(k.get("category", "")), "calls": str(k.get("calls", "")),
                   "total": text.fmt_us(k.get("total_us")), "mean": text.fmt_us(k.get("mean_us")),
                   "share": text.fmt_pct(k.get("share"))}
-        rows.append((str(k.get("name", "")), [values[h] for h, _ in cols]))
+        rows.append((text.kernel_label(k), [values[h] for h, _ in cols]))
     widths = [max([len(h)] + [len(r[1][i]) for r in rows]) for i, (h, _) in enumerate(cols)]
     # 1 + 3 per column: the borders and one space of padding each side (rich's default box)
     name_width = max(NAME_MIN, width - sum(widths) - 3 * (len(cols) + 1) - 1)

@@ -22,6 +22,11 @@ _DTYPE_PEAK = {"c10::bfloat16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "b
                "signed char": "int8"}
 
 
+def kernel_label(kernel: dict[str, Any]) -> str:
+    """The name to show for a kernel row: demangled when it was recorded mangled."""
+    return str(kernel.get("display") or kernel.get("name", ""))
+
+
 def fmt_us(us: float | None) -> str:
     """A duration in µs as text with a readable unit."""
     if us is None:

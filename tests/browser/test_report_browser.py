@@ -198,3 +198,22 @@ def test_long_names_clip_to_two_lines_with_the_full_name(browser, tmp_path: Path
     search.send_keys("sequence<39, 8, 1>")  # the end of the name, hidden by the clip, still matches
     shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
     assert len(shown) == 1
+
+
+def test_kernels_recorded_mangled_show_demangled(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    a = analyze(realdata_path("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"))
+    assert open_report(browser, html.render(a), tmp_path / "sglang.html") == []
+    clips = browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr td:first-child .clip")
+    texts = [c.get_attribute("textContent") for c in clips]
+    undemangled = {k["name"] for k in a.kernels if k["name"].startswith("_Z") and not k["display"]}
+    assert len(undemangled) == 1  # sgl-kernel's act_and_mul: a `Tn` mangling that c++filt 2.40 cannot read either
+    assert {t for t in texts if t.startswith("_Z")} <= undemangled
+    norm = next(c for c in clips if "aiter::add_rmsnorm_quant_kernel<std::bfloat16_t" in c.get_attribute("textContent"))
+    assert "(recorded as _ZN5aiter24add_rmsnorm_quant_kernel" in norm.get_attribute("title")
+    search = browser.find_element(By.ID, "kernel-search")
+    search.send_keys("_zn5aiter24add_rmsnorm")  # the recorded (mangled) name still finds the row
+    shown = [r for r in browser.find_elements(By.CSS_SELECTOR, "#kernel-table tbody tr") if r.is_displayed()]
+    expected = sum(k["name"].startswith("_ZN5aiter24add_rmsnorm") for k in a.kernels)
+    assert len(shown) == expected >= 2 and all("add_rmsnorm_quant" in r.text for r in shown)

@@ -199,6 +199,29 @@ def test_category_does_not_depend_on_the_form_of_the_name() -> None:
     assert changed == []
 
 
+@pytest.mark.realdata
+@pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
+def test_mangled_names_in_real_rocm_traces_demangle() -> None:
+    """The mangled kernel names that ROCm traces record (aiter, CK, sgl-kernel, RCCL code objects) all
+    demangle, std::bfloat16_t (DF16b) included, which libstdc++ 12 does not know. The few that do not are
+    ones binutils c++filt 2.40 cannot demangle either (newer manglings such as `Tn` template parameters);
+    they fall back to their identifiers."""
+    names: set[str] = set()
+    for parts in (("rocprofv3", "tracelens_mi350x_aorta", "908_results.json.gz"),
+                  ("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"),
+                  ("torch_traces", "tracelens", "mi300x_resnet_act_checkpoint_train.json.gz")):
+        with gzip.open(realdata_path(*parts), "rt") as f:
+            names |= set(re.findall(r'"(_Z[^"]*)"', f.read()))
+    failed = sorted(n for n in names if demangle(n) is None)
+    assert len(names) > 4000
+    assert len(failed) <= 6  # when written: 6 of 4,467
+    assert all(classify_kernel(n) != "other" for n in failed)
+    assert demangle("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib") == (
+        "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, 256, 16, true, false, true, 1>"
+        "(std::bfloat16_t*, std::bfloat16_t*, float*, std::bfloat16_t*, std::bfloat16_t*, std::bfloat16_t*, double, "
+        "int, int, int, int, int, int, int, bool)")
+
+
 def test_without_a_runtime_demangler_identifiers_still_classify() -> None:
     """Where no C++ runtime can be loaded, normalize_name falls back to a mangled name's identifiers."""
     rows = _symbol_forms()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from rocanalyze.analysis.build import analyze
+from rocanalyze.analysis.demangle import available as demangle_available
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.reports import markdown, terminal
 from rocanalyze.reports.text import fmt_pct, fmt_us
@@ -70,3 +73,20 @@ def test_no_rule_fired_headline_says_what_was_measured() -> None:
     # Derived: the same run without a GPU spec has no roof to quote, and says so.
     bare = a.replace(ops=[], device={})
     assert "pass --gpu NAME" in markdown.render(bare).split("### GPU time by category")[0]
+
+
+@pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
+def test_kernels_recorded_mangled_are_shown_demangled() -> None:
+    """The SGLang MI300X trace records aiter and sgl-kernel kernels by their mangled symbols; the reports
+    show them as c++filt would, and analysis.json keeps the recorded name beside the shown one."""
+    a = analyze(realdata_path("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"))
+    mangled = [k for k in a.top_kernels if k["name"].startswith("_Z")]
+    assert len(mangled) >= 3
+    norm = next(k for k in mangled if "add_rmsnorm_quant" in k["name"])
+    assert norm["display"].startswith("void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, ")
+    assert norm["category"] == "norm"
+    assert all(k["display"] is None for k in a.kernels if not k["name"].startswith("_Z"))
+    md = markdown.render(a)
+    assert "`void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t" in md and "`_ZN5aiter" not in md
+    out = terminal.render(a, width=200)
+    assert "void aiter::add_rmsnorm_quant_kernel<" in out and "_ZN5aiter" not in out
