@@ -12,6 +12,7 @@ import math
 import statistics
 from typing import Any
 
+from rocanalyze.analysis.kernels import display_name
 from rocanalyze.analysis.result import Analysis
 
 DEFAULT_MARGIN_PCT = 2.0  # seed 000: "within noise margin: ±2%" on repeated runs of one workload
@@ -132,8 +133,15 @@ def _cat_samples(a: Analysis, category: str) -> list[float]:
     return [float(a.categories_us.get(category, 0.0))]
 
 
+def _kernel_key(kernel: dict) -> str:
+    """A kernel's name for matching across runs: demangled, so a run recorded with mangled names
+    (rocprofv3 --mangled-kernels, code-object symbols) matches one recorded demangled."""
+    name = str(kernel.get("name", ""))
+    return display_name(name) or name
+
+
 def _kernel_samples(a: Analysis, name: str) -> list[float]:
-    k = next((k for k in a.kernels if k.get("name") == name), None)
+    k = next((k for k in a.kernels if _kernel_key(k) == name), None)
     if k is None:
         return [0.0] * max(1, len(a.steps))
     if k.get("per_step_us"):
@@ -143,7 +151,7 @@ def _kernel_samples(a: Analysis, name: str) -> list[float]:
 
 def _kernel_names(base: Analysis, new: Analysis) -> list[str]:
     """Kernel names in either run, the 200 largest of each."""
-    names = [k["name"] for k in base.kernels[:200]] + [k["name"] for k in new.kernels[:200]]
+    names = [_kernel_key(k) for k in base.kernels[:200]] + [_kernel_key(k) for k in new.kernels[:200]]
     return sorted(set(names))
 
 

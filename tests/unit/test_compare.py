@@ -8,6 +8,7 @@ import pytest
 
 from rocanalyze.analysis import compare as cmp
 from rocanalyze.analysis.build import analyze
+from rocanalyze.analysis.demangle import available as demangle_available
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.reports.comparison import render_markdown
 from tests.conftest import data_path, realdata_path
@@ -80,3 +81,15 @@ def test_cross_vendor_compares_by_category_and_op() -> None:
     assert any(n.startswith("aten::mm [[8192, 8192], [8192, 8192]]") for n in names)  # the H100 side
     assert any(n.startswith("aten::mm [[32768, 2048], [2048, 8192]") for n in names)  # the MI300X side
     assert "Different vendors" in render_markdown(r)
+
+
+@pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
+def test_mangled_and_demangled_records_of_one_kernel_match() -> None:
+    """Derived: the SGLang MI300X trace (aiter kernels recorded mangled) against the same analysis with
+    every name recorded demangled, as rocprofv3 prints them by default: no kernel is only on one side."""
+    base = analyze(realdata_path("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"))
+    demangled = [dict(k, name=k["display"] or k["name"], display=None) for k in base.kernels]
+    assert sum(k["name"] != d["name"] for k, d in zip(base.kernels, demangled)) >= 3
+    r = cmp.compare(base, base.replace(kernels=demangled, top_kernels=demangled[:15]))
+    assert r["only_base"] == [] and r["only_new"] == []
+    assert all(row["delta_us"] == 0 for row in r["detail"])
