@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
 from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
+from rocanalyze.analysis.kernels import display_name
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.reports import text
 
@@ -92,7 +93,7 @@ class _Writer:
             iid = self.names[name] = len(self.names) + 1
             entry = packet.interned_data.event_names.add()
             entry.iid = iid
-            entry.name = name
+            entry.name = display_name(name) or name  # a kernel recorded by its mangled symbol reads demangled
         packet.sequence_flags = TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
         packet.track_event.name_iid = iid
 

@@ -9,9 +9,10 @@ import pytest
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
 from rocanalyze.analysis.build import analyze_with_table
+from rocanalyze.analysis.demangle import available as demangle_available
 from rocanalyze.errors import UserError
 from rocanalyze.reports import RENDERERS, format_for, perfetto, write_report, write_run_reports
-from tests.conftest import data_path
+from tests.conftest import data_path, realdata_path
 
 
 @functools.cache
@@ -43,6 +44,15 @@ def test_gpu_slices_tracks_and_markers() -> None:
     assert len(marks) == len(a.recommendations)
     assert interned[marks[0].track_event.name_iid].startswith("[Level 2: torch.compile and graphs] The GPU waits")
     assert {d.name for d in marks[0].track_event.debug_annotations} >= {"evidence", "action", "saving_us"}
+
+
+@pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
+def test_kernels_recorded_mangled_read_demangled() -> None:
+    a, table = analyze_with_table(realdata_path("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"))
+    interned = {e.name for p in parse(perfetto.render(a, table)).packet for e in p.interned_data.event_names}
+    shown = {k["display"] for k in a.kernels if k["display"]}
+    assert len(shown) >= 3 and shown <= interned
+    assert not any(n.startswith("_ZN5aiter") for n in interned)
 
 
 def test_without_table_only_analysis_tracks() -> None:
