@@ -54,6 +54,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI in-process and return its exit code (tests drive the real boundary through this)."""
     app = build_app()
     try:
+        return _run(app, argv)
+    finally:
+        classify = sys.modules.get("rocanalyze.analysis.classify")
+        if classify is not None:  # --rules files hold for one command (tests run many in one process)
+            classify.clear_user_rules()
+
+
+def _run(app: typer.Typer, argv: list[str] | None) -> int:
+    try:
         app(args=argv, prog_name="rocanalyze", standalone_mode=False)
     except UserError as err:
         print(f"rocanalyze: error: {err}", file=sys.stderr)

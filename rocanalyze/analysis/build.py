@@ -147,7 +147,14 @@ def _analyze_rank(table: EventTable, rank: int, steps: str | None, spec: Any, ba
         kernels=kernels, top_kernels=_top(kernels), ops=ops,
         patterns=_patterns(windowed), occupancy=occupancy,
         timeline=timeline(rows, window, cfg["timeline"]["max_bins"]),
-    ).replace(notes=base["notes"] + window.notes)
+    ).replace(notes=base["notes"] + window.notes + _unclassified(kernels, cfg))
+
+
+def _unclassified(kernels: list[dict], cfg: dict) -> list[str]:
+    from rocanalyze.analysis.kernels import unclassified_note
+
+    note = unclassified_note(kernels, cfg["kernels"]["unclassified_note_share"])
+    return [note] if note else []
 
 
 def _op_model(windowed: EventTable, spec: Any) -> tuple[list[dict], list[dict]]:
@@ -239,7 +246,8 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
                for r in agg.sort_values("total_ns", ascending=False).itertuples()]
     return _finish(Analysis(
         **{**base, "notes": base["notes"] + ["aggregate statistics only (no timeline): the window, idle "
-                                             "time and overlaps are unknown; busy is the sum of kernel times"]},
+                                             "time and overlaps are unknown; busy is the sum of kernel times"]
+           + _unclassified(kernels, load_data_toml("analysis.toml"))},
         window_us=None, busy_us=total / NS_PER_US, idle_us=None,
         categories_us={str(k): v / NS_PER_US for k, v in cats.items()}, kernels=kernels,
         top_kernels=_top(kernels)), table)

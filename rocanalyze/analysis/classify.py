@@ -10,8 +10,10 @@ searchable form (mangled names are demangled as c++filt would). `classify_table`
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -69,28 +71,81 @@ def _compile(patterns: list[str], where: str) -> tuple[re.Pattern[str], ...]:
         joined = [re.compile("|".join(f"(?:{p})" for p in plain))] if plain else []
         return tuple(joined + kept)
     except re.error as exc:
-        raise ValueError(f"{RULES_FILE}: bad regex in {where}: {exc}") from exc
+        raise ValueError(f"{where}: bad regex: {exc}") from exc
 
 
-def _parse_rules(data: dict) -> tuple[Rule, ...]:
+def _parse_rules(data: dict, where: str = RULES_FILE, first_index: int = 0) -> tuple[Rule, ...]:
     rules = []
-    for i, raw in enumerate(data.get("rule", [])):
+    for i, raw in enumerate(data.get("rule", []), start=first_index):
         category = raw.get("category")
         if category not in CATEGORIES:
-            raise ValueError(f"{RULES_FILE}: rule {i} has unknown category {category!r}")
+            raise ValueError(f"{where}: rule {i} has unknown category {category!r} (one of {', '.join(CATEGORIES)})")
         if not raw.get("name") and not raw.get("op"):
-            raise ValueError(f"{RULES_FILE}: rule {i} ({raw.get('family')}) has neither name nor op patterns")
+            raise ValueError(f"{where}: rule {i} ({raw.get('family')}) has neither name nor op patterns")
         examples = tuple((e, None) if isinstance(e, str) else (e["name"], e.get("op"))
                          for e in raw.get("examples", []))
-        rules.append(Rule(i, category, raw.get("family", ""), _compile(raw.get("name", []), f"rule {i}"),
-                          _compile(raw.get("op", []), f"rule {i}"), examples, raw.get("source", "")))
+        rules.append(Rule(i, category, raw.get("family", ""), _compile(raw.get("name", []), f"{where} rule {i}"),
+                          _compile(raw.get("op", []), f"{where} rule {i}"), examples, raw.get("source", "")))
     return tuple(rules)
+
+
+# Rules from the user's own files (`--rules FILE`), tried before the built-in ones: a team's own
+# kernel families without editing the installed package.
+_user_rules_data: list[tuple[str, dict]] = []
 
 
 @lru_cache(maxsize=1)
 def load_rules() -> tuple[Rule, ...]:
-    """The ordered rules from rocanalyze/data/kernel_rules.toml."""
-    return _parse_rules(load_data_toml(RULES_FILE))
+    """The ordered rules: the user's rules files first (in the order given), then kernel_rules.toml."""
+    rules: list[Rule] = []
+    for where, data in _user_rules_data:
+        rules += _parse_rules(data, where, first_index=len(rules))
+    return tuple(rules) + _parse_rules(load_data_toml(RULES_FILE), first_index=len(rules))
+
+
+def use_rules_file(path: str | Path) -> int:
+    """Add a rules file in kernel_rules.toml's format, tried before the built-in rules; returns its rule count.
+
+    Each example in the file must be matched by its own rule (as the built-in examples are, in the
+    tests), so a rule that can never fire is caught when it is loaded. Bad files are a UserError.
+    """
+    from rocanalyze.errors import UserError
+
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError("rules file not found", path) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"not a readable TOML rules file ({exc})", path) from None
+    if not data.get("rule"):
+        raise UserError("no [[rule]] tables (see docs/classification.md, 'Your own rules')", path)
+    try:
+        own = _parse_rules(data, str(path))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    for rule in own:
+        for name, op in rule.examples:
+            text = normalize_name(name).lower()
+            op_text = op.lower() if op else None
+            if not (rule.matches(strip_arguments(text), op_text) or rule.matches(text, op_text)):
+                raise UserError(f"rule {rule.index} ({rule.family or rule.category}): its example {name!r} "
+                                "does not match its own patterns", path)
+    _user_rules_data.append((str(path), data))
+    _clear_caches()
+    return len(own)
+
+
+def clear_user_rules() -> None:
+    """Back to the built-in rules only."""
+    if _user_rules_data:
+        _user_rules_data.clear()
+        _clear_caches()
+
+
+def _clear_caches() -> None:
+    for cached in (load_rules, _first_by_name, _forms, match_rule, classify_kernel):
+        cached.cache_clear()
 
 
 def demangle_lite(name: str) -> str:

@@ -54,6 +54,29 @@ def display_name(name: str) -> str | None:
     return demangle(name.strip())
 
 
+def unclassified_note(kernels: list[dict], min_share: float) -> str | None:
+    """A note when kernels that no classification rule knows take at least `min_share` of GPU busy time.
+
+    Those kernels count as 'other', which hides what they do; the note names the largest so the user
+    can add their family with --rules.
+    """
+    from rocanalyze.analysis.classify import match_rule
+
+    unknown = [k for k in kernels if k.get("category") == "other" and k.get("kind", "kernel") == "kernel"
+               and match_rule(str(k["name"]), k.get("op") or None) is None]
+    share = sum(float(k.get("share") or 0.0) for k in unknown)
+    if not unknown or share < min_share:
+        return None
+    largest = ", ".join(f"'{_clip(k.get('display') or k['name'], 60)}'" for k in unknown[:3])
+    return (f"{len(unknown)} kernel name{'s' if len(unknown) > 1 else ''} ({100 * share:.1f}% of GPU busy time) "
+            f"match{'' if len(unknown) > 1 else 'es'} no classification rule and count as other (largest: {largest}); to classify them, "
+            "name their family in a rules file and pass --rules FILE (docs/classification.md)")
+
+
+def _clip(name: str, n: int) -> str:
+    return name if len(name) <= n else name[: n - 1] + "…"
+
+
 def _op_column(gpu: pd.DataFrame, ops: pd.DataFrame, column: str) -> np.ndarray:
     idx = gpu["op_index"].to_numpy(np.int64)
     out = np.full(len(idx), "", dtype=object)

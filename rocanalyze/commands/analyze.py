@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from rocanalyze.commands._rules import rules_option, use_rules
+
 
 def command(
     path: Path = typer.Argument(..., help="Trace file (torch.profiler/Kineto, rocprofv3, rocprof, rocpd, "
@@ -21,6 +23,7 @@ def command(
     output: Path = typer.Option(None, "-o", "--output", help="Write analysis.json, report.html, summary.md "
                                                               "and trace.pftrace into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
+    rules: list[Path] = rules_option(),
 ) -> None:
     """Analyze a trace or run folder: GPU time by category, idle by cause, top kernels, patterns and
     recommendations.
@@ -38,6 +41,7 @@ def command(
     from rocanalyze.reports import terminal, write_run_reports
     from rocanalyze.runfolder import write_atomic
 
+    use_rules(rules)
     for target in (json_out, output / "analysis.json" if output else None):
         if target is not None and target.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", target)

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from rocanalyze.analysis.compare import DEFAULT_MARGIN_PCT, compare, regression
+from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.commands.report import load_analysis
 from rocanalyze.errors import RegressionFound, UserError
 from rocanalyze.runfolder import write_atomic
@@ -24,6 +25,7 @@ def command(
         None, "--fail-on-regression", metavar="PCT",
         help="Exit 3 when the step time got significantly slower by more than PCT percent."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
+    rules: list[Path] = rules_option(),
 ) -> None:
     """Compare two runs per step, category and kernel (or op, across vendors), with the noise of each.
 
@@ -40,6 +42,7 @@ def command(
     for out in (output, json_out):
         if out is not None and out.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", out)
+    use_rules(rules)  # applies to traces analyzed here; an analysis.json keeps the categories it was written with
     base_a, _ = load_analysis(base)
     new_a, _ = load_analysis(new)
     result = compare(base_a, new_a, margin_pct=margin)

@@ -10,6 +10,7 @@ from rocanalyze.collectors.finish import finish_run, print_summary
 from rocanalyze.collectors.runner import Target
 from rocanalyze.collectors.session import ProfileOptions, profile
 from rocanalyze.collectors.torch_profiler import parse_steps
+from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.errors import ScriptExit, UserError
 
 
@@ -29,6 +30,7 @@ def command(
     rocprof_format: str = typer.Option("csv", "--rocprof-format", help="rocprofv3 output: csv | rocpd."),
     wait_ranks: float = typer.Option(300.0, "--wait-ranks", metavar="SECONDS",
                                      help="Under torchrun, how long rank 0 waits for the others."),
+    rules: list[Path] = rules_option(),
 ) -> None:
     """Run a Python script (or module) under the profiler, then analyze it and write a run folder.
 
@@ -46,6 +48,7 @@ def command(
       rocanalyze profile --collector rocprof -- ./my_hip_app --size 4096
       torchrun --nproc-per-node 8 -m rocanalyze profile -o runs/ddp train.py
     """
+    use_rules(rules)  # a bad rules file stops here, before the script runs
     opts = ProfileOptions(target=_target(module, list(target or []), collector), output=output,
                           collector=collector, schedule=parse_steps(steps) if steps else None,
                           with_stack=with_stack, memory=memory, rocprof_format=rocprof_format)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from rocanalyze.analysis.result import Analysis
+from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.errors import UserError
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def command(
     steps: str | None = typer.Option(None, "--steps", help="Analyze steps A:B only."),
     rank: int | None = typer.Option(None, "--rank", help="Analyze this rank of a multi-rank trace."),
     gpu: str | None = typer.Option(None, "--gpu", help="GPU to assume (e.g. MI300X, H100) for the roofs."),
+    rules: list[Path] = rules_option(),
 ) -> None:
     """Write the report of a trace or run folder: HTML page, Markdown summary or Perfetto trace.
 
@@ -42,6 +44,7 @@ def command(
     """
     from rocanalyze.reports import format_for, write_report, write_run_reports
 
+    use_rules(rules)
     if output is None and path.is_dir() and fmt is None:
         analysis, table = load_analysis(path, need_table=True, steps=steps, rank=rank, gpu=gpu)
         written = write_run_reports(analysis, table, path, force=force)

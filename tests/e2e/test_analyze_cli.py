@@ -130,3 +130,54 @@ def test_every_realdata_output_is_analyzed_or_refused_in_one_line(path, capsys):
         if code == 2:
             err = captured.err.strip().splitlines()
             assert len(err) == 1 and err[0].startswith("rocanalyze: error:"), (why, err)
+
+
+SEISMIC = ("rocprof_v1", "hpctraining_seismic_stencils_mi250x", "results.stats.csv")
+STENCIL_RULES = """
+[[rule]]
+category = "elementwise"
+family = "our finite-difference stencils (one output point from its neighbours)"
+name = ['^compute_fd_\\w*kernel']
+examples = ["compute_fd_z_kernel", "compute_fd_xyz_lds_window_kernel"]
+source = "the HPC training seismic-stencil code"
+"""
+
+
+def test_unclassified_kernels_are_named_and_a_rules_file_classifies_them(tmp_path, capsys):
+    """The seismic-stencil rocprof run is all user kernels no rule knows: the note says so and names
+    them; a rules file for their family moves them out of 'other', for this command only."""
+    stats = realdata_path(*SEISMIC)
+    out = tmp_path / "a.json"
+    assert main(["analyze", str(stats), "--json", str(out)]) == 0
+    before = json.loads(out.read_text())
+    note = next(n for n in before["notes"] if "match no classification rule" in n)
+    assert note.startswith("11 kernel names (98.8% of GPU busy time)") and "'compute_fd_z_kernel'" in note
+    assert "--rules FILE" in note
+    rules = tmp_path / "stencils.toml"
+    rules.write_text(STENCIL_RULES)
+    assert main(["analyze", str(stats), "--json", str(out), "--force", "--rules", str(rules)]) == 0
+    after = json.loads(out.read_text())
+    fd = [k for k in after["kernels"] if k["name"].startswith("compute_fd_")]
+    assert fd and all(k["category"] == "elementwise" for k in fd)
+    assert after["categories_us"]["elementwise"] == pytest.approx(sum(k["total_us"] for k in fd))
+    assert not any("match no classification rule" in n for n in after["notes"])  # 3 helpers left, under 2%
+    # the rules held for that command only
+    assert main(["analyze", str(stats), "--json", str(out), "--force"]) == 0
+    assert json.loads(out.read_text())["categories_us"] == before["categories_us"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[[rule]\n", "not a readable TOML rules file"),
+    ('[[rule]]\ncategory = "gemmm"\nname = ["x"]\n', "rule 0 has unknown category 'gemmm'"),
+    ('[[rule]]\ncategory = "gemm"\nname = ["(x"]\n', "rule 0: bad regex"),
+    ('[[rule]]\ncategory = "gemm"\nname = ["^foo$"]\nexamples = ["bar"]\n', "its example 'bar' does not match"),
+    ('title = "no rules"\n', "no [[rule]] tables"),
+])
+def test_bad_rules_file_is_one_line_exit_2(tmp_path, capsys, text, message):
+    rules = tmp_path / "r.toml"
+    rules.write_text(text)
+    assert main(["analyze", str(TRAIN), "--rules", str(rules)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rocanalyze: error: ") and message in err and "\n" not in err
+    assert main(["analyze", str(TRAIN), "--rules", str(tmp_path / "missing.toml")]) == 2
+    assert "rules file not found" in capsys.readouterr().err

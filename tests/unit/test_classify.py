@@ -15,12 +15,14 @@ import pytest
 from rocanalyze.analysis.classify import (
     CATEGORIES,
     classify_kernel,
+    clear_user_rules,
     classify_table,
     demangle_lite,
     load_rules,
     match_rule,
     normalize_name,
     strip_arguments,
+    use_rules_file,
 )
 from rocanalyze.analysis.demangle import available as demangle_available
 from rocanalyze.analysis.demangle import demangle
@@ -306,3 +308,23 @@ def test_classify_table_two_million_events_well_under_a_second() -> None:
     # ~0.5 s on the development machine; the bound leaves room for a loaded CI runner
     assert elapsed < 3.0, f"{elapsed:.2f} s for {n} events, {len(names)} distinct names x 4 op keys"
     assert (table.gpu["category"].astype(str) != "").all()
+
+
+def test_a_users_rules_file_is_tried_before_the_built_in_rules(tmp_path) -> None:
+    builtin = len(load_rules())
+    name = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"
+    assert classify_kernel(name) == "elementwise" and classify_kernel("my_team_decode_step") == "other"
+    rules = tmp_path / "ours.toml"
+    rules.write_text("[[rule]]\ncategory = 'attention'\nfamily = 'our decode'\nname = ['^my_team_decode']\n"
+                     "examples = ['my_team_decode_step']\n\n"
+                     "[[rule]]\ncategory = 'memcpy'\nfamily = 'we call every ATen add a copy'\n"
+                     "name = ['cudafunctor_add']\nexamples = ['CUDAFunctor_add<float>']\n")
+    try:
+        assert use_rules_file(rules) == 2
+        assert len(load_rules()) == builtin + 2 and load_rules()[0].family == "our decode"
+        assert classify_kernel("my_team_decode_step") == "attention"
+        assert classify_kernel(name) == "memcpy"  # the user's rule wins over the built-in one
+        assert classify_kernel("nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN") == "gemm"  # the rest is unchanged
+    finally:
+        clear_user_rules()
+    assert len(load_rules()) == builtin and classify_kernel(name) == "elementwise"
