@@ -124,6 +124,7 @@ def test_existing_output_folder_is_never_overwritten(tmp_path: Path, script: Pat
     (["--collector", "nsys", "SCRIPT"], "--collector 'nsys': expected one of torch, rocprof, both"),
     (["missing.py"], "missing.py: script not found"),
     (["--", "./app"], "'./app' is not a Python script; a program after `--` needs --collector rocprof"),
+    (["--rules", "nope.toml", "SCRIPT"], "nope.toml: rules file not found"),  # before the script runs
 ])
 def test_user_errors_are_one_line(tmp_path: Path, script: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch, args: list[str], line: str) -> None:
