@@ -49,7 +49,7 @@ def test_every_rule_has_examples_and_a_source() -> None:
 
 
 LABELED = "labeled_kernels.tsv.gz"            # 1,000 names: realdata traces, captures, public profiles
-DRAWS = "labeled_kernels_draws.tsv.gz"       # 9,021 names drawn in twenty-one rounds, each labeled before its fixes
+DRAWS = "labeled_kernels_draws.tsv.gz"       # 9,424 names drawn in twenty-two rounds, each labeled before its fixes
 
 
 def _labeled(filename: str = LABELED) -> list[tuple[str, str, str]]:
@@ -87,7 +87,7 @@ def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy
     rows = _labeled(filename)
     wrong = [(c, classify_kernel(n), n[:120]) for c, n, _ in rows if classify_kernel(n) != c]
     accuracy = 1 - len(wrong) / len(rows)
-    # when written: 996/1000 and 8879/9021
+    # when written: 996/1000 and 9278/9424
     assert accuracy >= min_accuracy, f"accuracy {accuracy:.4f}; misclassified: {wrong}"
     per_category = Counter(c for c, _, _ in rows)
     misses = Counter(c for c, _, _ in wrong)
@@ -126,7 +126,7 @@ TRAPS = [
     ("^(?!triton_tem).*native_layer_norm", "norm"),  # triton_per/red_fused_..._native_layer_norm
     ("^triton_tem_fused_\\w*addmm", "gemm"),        # a GEMM template whose epilogue feeds a layer norm
     ("add_mean_mul_pow_rsqrt", "norm"),              # RMSNorm written out, fused by inductor
-    ("triton_poi_fused__to_copy(?!_embedding)", "elementwise"),  # inductor dtype conversion
+    ("triton_poi_fused__to_copy(?!_embedding)(?!.*(norm|rsqrt))", "elementwise"),  # inductor dtype conversion
     ("triton_poi_fused__to_copy_embedding", "index"),             # ... fused into an embedding lookup
     ("igemm_", "conv"),                              # MIOpen implicit GEMM convolutions
     ("_implicit_gemm_", "conv"),                     # cuDNN xmma implicit GEMM convolutions
