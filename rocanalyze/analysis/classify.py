@@ -4,13 +4,13 @@ The rules are data (rocanalyze/data/kernel_rules.toml): an ordered list of (cate
 kernel name and/or on the launching CPU op, real example names); the first rule that matches wins.
 Names arrive demangled (`void at::native::reduce_kernel<...>(...)`), mangled (`_ZN2at6native...`),
 truncated (`reduce_kernel`) or with rocprof's `.kd` suffix; `normalize_name` brings them to one
-searchable form (mangled names are demangled as c++filt would). `classify_table` classifies each unique (name, op) pair of a trace once.
+searchable form (mangled names are demangled as c++filt would). `classify_table` classifies each unique
+(name, op) pair of a trace once.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+import tomllib
 
 from rocanalyze.analysis.demangle import demangle
 from rocanalyze.paths import load_data_toml
@@ -126,9 +127,8 @@ def use_rules_file(path: str | Path) -> int:
         raise UserError(str(exc)) from None
     for rule in own:
         for name, op in rule.examples:
-            text = normalize_name(name).lower()
             op_text = op.lower() if op else None
-            if not (rule.matches(strip_arguments(text), op_text) or rule.matches(text, op_text)):
+            if not any(rule.matches(text, op_text) for text in _forms(name)):  # the forms match_rule tries
                 raise UserError(f"rule {rule.index} ({rule.family or rule.category}): its example {name!r} "
                                 "does not match its own patterns", path)
     _user_rules_data.append((str(path), data))

@@ -34,8 +34,9 @@ def compare(base: Analysis, new: Analysis, *, margin_pct: float = DEFAULT_MARGIN
         detail = [delta_row(k, [v], [new_v], margin_pct) for k, v, new_v in _op_pairs(base, new)]
         detail_kind = "op"
     else:
-        detail = [delta_row(k, _kernel_samples(base, k), _kernel_samples(new, k), margin_pct)
-                  for k in _kernel_names(base, new)]
+        base_kernels, new_kernels = _kernels_by_key(base), _kernels_by_key(new)
+        detail = [delta_row(k, _kernel_samples(base, base_kernels.get(k)), _kernel_samples(new, new_kernels.get(k)),
+                            margin_pct) for k in _kernel_names(base, new)]
         detail_kind = "kernel"
     detail = sorted((r for r in detail if _visible(r, base, new)), key=lambda r: -abs(r["delta_us"]))
     base_ids = {r["id"] for r in base.recommendations}
@@ -140,8 +141,16 @@ def _kernel_key(kernel: dict) -> str:
     return display_name(name) or name
 
 
-def _kernel_samples(a: Analysis, name: str) -> list[float]:
-    k = next((k for k in a.kernels if _kernel_key(k) == name), None)
+def _kernels_by_key(a: Analysis) -> dict[str, dict]:
+    """Each kernel row by its matching name; the first (largest) when two records demangle alike."""
+    by_key: dict[str, dict] = {}
+    for k in a.kernels:
+        by_key.setdefault(_kernel_key(k), k)
+    return by_key
+
+
+def _kernel_samples(a: Analysis, k: dict | None) -> list[float]:
+    """Per-step µs of one kernel row (zeros when the run does not have it)."""
     if k is None:
         return [0.0] * max(1, len(a.steps))
     if k.get("per_step_us"):

@@ -67,13 +67,14 @@ def unclassified_note(kernels: list[dict], min_share: float) -> str | None:
     share = sum(float(k.get("share") or 0.0) for k in unknown)
     if not unknown or share < min_share:
         return None
-    largest = ", ".join(f"'{_clip(k.get('display') or k['name'], 60)}'" for k in unknown[:3])
+    largest = ", ".join(f"'{clip_name(k.get('display') or k['name'], 60)}'" for k in unknown[:3])
     return (f"{len(unknown)} kernel name{'s' if len(unknown) > 1 else ''} ({100 * share:.1f}% of GPU busy time) "
-            f"match{'' if len(unknown) > 1 else 'es'} no classification rule and count as other (largest: {largest}); to classify them, "
-            "name their family in a rules file and pass --rules FILE (docs/classification.md)")
+            f"match{'' if len(unknown) > 1 else 'es'} no classification rule and count as other (largest: {largest}); "
+            "to classify them, name their family in a rules file and pass --rules FILE (docs/classification.md)")
 
 
-def _clip(name: str, n: int) -> str:
+def clip_name(name: str, n: int) -> str:
+    """A kernel name cut to `n` characters, the cut marked with an ellipsis (reports and notes share it)."""
     return name if len(name) <= n else name[: n - 1] + "…"
 
 

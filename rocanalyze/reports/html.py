@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 import markupsafe
 
+from rocanalyze.analysis.kernels import clip_name
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.paths import read_template
 from rocanalyze.reports import text
@@ -61,8 +62,8 @@ def _collect(a: Analysis, caps: dict[str, int]) -> tuple[dict[str, Any], dict[st
         return items[:cap]
 
     n = caps["name_chars"]
-    kernels = [{**k, "name": _clip(str(k.get("name", "")), n), "per_step_us": None,
-                "display": _clip(str(k["display"]), n) if k.get("display") else None}
+    kernels = [{**k, "name": clip_name(str(k.get("name", "")), n), "per_step_us": None,
+                "display": clip_name(str(k["display"]), n) if k.get("display") else None}
                for k in first("kernels", a.kernels)]
     timeline = dict(a.timeline)
     if timeline.get("lanes"):
@@ -83,10 +84,6 @@ def _collect(a: Analysis, caps: dict[str, int]) -> tuple[dict[str, Any], dict[st
 
 def _lane_busy(lane: dict[str, Any]) -> float:
     return sum(sum(v) for v in (lane.get("busy_us_by_category") or {}).values())
-
-
-def _clip(name: str, n: int) -> str:
-    return name if len(name) <= n else name[: n - 1] + "…"
 
 
 def codespans(value: str) -> markupsafe.Markup:

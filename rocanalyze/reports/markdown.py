@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rocanalyze.analysis.kernels import clip_name
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.reports import text
 
@@ -96,5 +97,5 @@ def escape(value: Any, cell: bool = True) -> str:
 
 def code(name: str) -> str:
     """A kernel name for an inline code span (backticks and pipes cannot break out)."""
-    s = name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+    s = clip_name(name, NAME_CHARS)
     return s.replace("`", "'").replace("|", "\\|").replace("\n", " ")
