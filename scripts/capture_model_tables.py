@@ -12,13 +12,14 @@ import os
 import traceback
 
 import torch
+import torchaudio
+import torchvision
+import transformers as T
 from _profile_tables import TableCapture
 
 dev = "cuda"
 cap = TableCapture(os.environ.get("OUT", "/tmp/o")).capture
 
-
-import transformers as T
 
 # t1 Llama training bf16 AdamW (HF eager, sdpa)
 cfg = T.LlamaConfig(
@@ -36,15 +37,15 @@ ids = torch.randint(0, 32000, (4, 512), device=dev)
 
 
 def f1():
-    l = m(input_ids=ids, labels=ids).loss
-    l.backward()
+    loss = m(input_ids=ids, labels=ids).loss
+    loss.backward()
     torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
     opt.step()
     opt.zero_grad()
 
 
 cap("t1_hf_llama_train_bf16", f1)
-del m, opt
+m = opt = None  # free GPU memory before the next workload
 # t2 GPT-2 generate fp16 with KV cache
 g = T.GPT2LMHeadModel(T.GPT2Config(n_layer=6)).to(dev, torch.float16).eval()
 gi = torch.randint(0, 50257, (2, 64), device=dev)
@@ -56,9 +57,8 @@ def f2():
 
 
 cap("t2_hf_gpt2_generate_fp16", f2, 1, 1)
-del g
+g = None  # free GPU memory before the next workload
 # t3 ResNet-50 training AMP channels_last
-import torchvision
 
 r = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
 ro = torch.optim.SGD(r.parameters(), lr=0.1, momentum=0.9)
@@ -68,14 +68,14 @@ y = torch.randint(0, 1000, (32,), device=dev)
 
 def f3():
     with torch.autocast("cuda", torch.bfloat16):
-        l = torch.nn.functional.cross_entropy(r(x), y)
-    l.backward()
+        loss = torch.nn.functional.cross_entropy(r(x), y)
+    loss.backward()
     ro.step()
     ro.zero_grad()
 
 
 cap("t3_resnet50_train_amp", f3)
-del r, ro
+r = ro = None  # free GPU memory before the next workload
 # t4 ViT (HF) inference fp16 + Swin via torchvision
 v = T.ViTForImageClassification(T.ViTConfig()).to(dev, torch.float16).eval()
 vx = torch.randn(16, 3, 224, 224, device=dev, dtype=torch.float16)
@@ -87,7 +87,7 @@ def f4():
 
 
 cap("t4_hf_vit_infer_fp16", f4)
-del v
+v = None  # free GPU memory before the next workload
 s = torchvision.models.swin_t().to(dev).eval()
 sx = torch.randn(8, 3, 224, 224, device=dev)
 
@@ -98,7 +98,7 @@ def f4b():
 
 
 cap("t5_swin_t_infer_amp", f4b)
-del s
+s = None  # free GPU memory before the next workload
 # t6 Whisper (speech) train step fp32 w/ tf32
 torch.backends.cuda.matmul.allow_tf32 = True
 w = T.WhisperForConditionalGeneration(
@@ -118,9 +118,8 @@ def f6():
 
 
 cap("t6_hf_whisper_train_fp32", f6)
-del w, wo
+w = wo = None  # free GPU memory before the next workload
 # t7 wav2vec2 torchaudio + melspec
-import torchaudio
 
 a = torchaudio.models.wav2vec2_base(aux_num_out=32).to(dev)
 wav = torch.randn(4, 32000, device=dev)
@@ -136,7 +135,7 @@ def f7():
 
 
 cap("t7_wav2vec2_ctc_train", f7)
-del a
+a = None  # free GPU memory before the next workload
 # t8 DLRM-style recsys training
 E = torch.nn.EmbeddingBag(100000, 64, mode="sum", sparse=False).to(dev)
 mlp = torch.nn.Sequential(torch.nn.Linear(64 * 9, 512), torch.nn.ReLU(), torch.nn.Linear(512, 1)).to(dev)
@@ -174,8 +173,8 @@ ci = torch.randint(0, 8000, (4, 256), device=dev)
 
 def f9():
     with torch.autocast("cuda", torch.bfloat16):
-        l = cm(input_ids=ci, labels=ci).loss
-    l.backward()
+        loss = cm(input_ids=ci, labels=ci).loss
+    loss.backward()
     oc.step()
     oc.zero_grad()
 

@@ -239,7 +239,8 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
                                                                        agg["category"].astype(str), strict=True)]
     total = int(agg["total_ns"].sum())
     cats = agg.groupby("category", observed=True)["total_ns"].sum().sort_values(ascending=False)
-    kernels = [{"name": str(r.name), "display": display_name(str(r.name)), "category": str(r.category), "kind": str(r.kind), "calls": int(r.calls),
+    kernels = [{"name": str(r.name), "display": display_name(str(r.name)), "category": str(r.category),
+                "kind": str(r.kind), "calls": int(r.calls),
                 "total_us": r.total_ns / NS_PER_US, "mean_us": r.total_ns / NS_PER_US / max(1, r.calls),
                 "min_us": None, "max_us": None, "share": r.total_ns / total if total else 0.0, "op": None,
                 "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}

@@ -89,7 +89,7 @@ def test_mangled_and_demangled_records_of_one_kernel_match() -> None:
     every name recorded demangled, as rocprofv3 prints them by default: no kernel is only on one side."""
     base = analyze(realdata_path("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"))
     demangled = [dict(k, name=k["display"] or k["name"], display=None) for k in base.kernels]
-    assert sum(k["name"] != d["name"] for k, d in zip(base.kernels, demangled)) >= 3
+    assert sum(k["name"] != d["name"] for k, d in zip(base.kernels, demangled, strict=True)) >= 3
     r = cmp.compare(base, base.replace(kernels=demangled, top_kernels=demangled[:15]))
     assert r["only_base"] == [] and r["only_new"] == []
     assert all(row["delta_us"] == 0 for row in r["detail"])
