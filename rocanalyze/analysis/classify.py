@@ -231,9 +231,19 @@ def _first_by_name(text: str) -> int:
     return -1
 
 
+@lru_cache(maxsize=1)
+def _type_noise() -> re.Pattern[str] | None:
+    """Type words that carry a category word but say nothing of the work (`[names].type_noise`)."""
+    words = load_data_toml(RULES_FILE).get("names", {}).get("type_noise", [])
+    return re.compile("|".join(f"(?:{w})" for w in words)) if words else None
+
+
 @lru_cache(maxsize=65536)
 def _forms(name: str) -> tuple[str, ...]:
     text = normalize_name(name).lower()
+    noise = _type_noise()
+    if noise is not None:
+        text = noise.sub("", text)
     head = strip_arguments(text)
     return (head, text) if head != text else (text,)
 
