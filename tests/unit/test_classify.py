@@ -333,3 +333,13 @@ def test_a_users_rules_file_is_tried_before_the_built_in_rules(tmp_path) -> None
     finally:
         clear_user_rules()
     assert len(load_rules()) == builtin and classify_kernel(name) == "elementwise"
+
+
+def test_category_words_inside_argument_types_do_not_decide() -> None:
+    # torch's header-only accessors carry `HeaderOnlyIndexBoundsCheck`, k2 lambdas `std::unique_ptr`,
+    # DALI kernels `...SampleDesc`: `[names].type_noise` drops them, so the kernel's own name decides
+    noisy = [(c, n) for c, n, _ in _labeled(DRAWS)
+             if re.search(r"HeaderOnlyIndexBoundsCheck|std::unique_ptr<|SampleDesc", n)]
+    assert len(noisy) >= 10
+    wrong = [(c, classify_kernel(n), n[:100]) for c, n in noisy if classify_kernel(n) != c]
+    assert len(wrong) <= 2, wrong  # when written: 2 of 17 (a dtype-changing DALI slice and paste)
