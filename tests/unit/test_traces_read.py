@@ -18,10 +18,11 @@ _BROKEN = {"rocprof_v1/hpctraining_finite_difference_mi250x/results.json",
            "rocprof_v1/hpctraining_seismic_stencils_mi250x/results.json"}
 
 
-def _trace_paths() -> list[str]:
+def _trace_paths() -> list:
     """Every realdata file, and every folder holding files directly (a run folder)."""
-    if not REALDATA.is_dir():
-        return []
+    if not REALDATA.is_dir():  # one skipped case that says why, not pytest's "empty parameter set"
+        reason = f"../shared/realdata is absent ({REALDATA}); CI always has it"
+        return [pytest.param("", marks=pytest.mark.skip(reason=reason))]
     paths = []
     for p in sorted(REALDATA.rglob("*")):
         if p.name in ("PROVENANCE.md", "provenance.tsv"):
