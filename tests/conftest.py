@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 REALDATA = ROOT.parent / "shared" / "realdata"
+REALDATA_ABSENT = f"../shared/realdata is absent ({REALDATA}); CI always has it"  # the one skip reason
 
 
 def data_path(*parts: str) -> Path:
@@ -22,7 +23,7 @@ def data_path(*parts: str) -> Path:
 def realdata_path(*parts: str) -> Path:
     """A file in ../shared/realdata; skips (with the reason) where that folder is absent."""
     if not REALDATA.is_dir():
-        pytest.skip(f"../shared/realdata is absent ({REALDATA}); CI always has it")
+        pytest.skip(REALDATA_ABSENT)
     path = REALDATA.joinpath(*parts)
     if not path.exists():
         raise FileNotFoundError(f"realdata file missing: {path}")

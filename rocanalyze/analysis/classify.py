@@ -96,12 +96,18 @@ _user_rules_data: list[tuple[str, dict]] = []
 
 
 @lru_cache(maxsize=1)
+def builtin_rules_data() -> dict:
+    """kernel_rules.toml parsed once per process: its rules, `[names]` and `[patterns]` (read-only)."""
+    return load_data_toml(RULES_FILE)
+
+
+@lru_cache(maxsize=1)
 def load_rules() -> tuple[Rule, ...]:
     """The ordered rules: the user's rules files first (in the order given), then kernel_rules.toml."""
     rules: list[Rule] = []
     for where, data in _user_rules_data:
         rules += _parse_rules(data, where, first_index=len(rules))
-    return tuple(rules) + _parse_rules(load_data_toml(RULES_FILE), first_index=len(rules))
+    return tuple(rules) + _parse_rules(builtin_rules_data(), first_index=len(rules))
 
 
 def use_rules_file(path: str | Path) -> int:
@@ -234,7 +240,7 @@ def _first_by_name(text: str) -> int:
 @lru_cache(maxsize=1)
 def _type_noise() -> re.Pattern[str] | None:
     """Type words that carry a category word but say nothing of the work (`[names].type_noise`)."""
-    words = load_data_toml(RULES_FILE).get("names", {}).get("type_noise", [])
+    words = builtin_rules_data().get("names", {}).get("type_noise", [])
     return re.compile("|".join(f"(?:{w})" for w in words)) if words else None
 
 

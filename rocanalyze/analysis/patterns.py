@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from rocanalyze.analysis.classify import classify_table
+from rocanalyze.analysis.classify import builtin_rules_data, classify_table
 from rocanalyze.analysis.timeaccount import sync_calls
-from rocanalyze.paths import load_data_toml
 
 if TYPE_CHECKING:
     from rocanalyze.traces.schema import EventTable
@@ -30,7 +29,7 @@ BACKWARD_PREFIX = "autograd::engine::evaluate_function"  # Kineto's op for one a
 @lru_cache(maxsize=1)
 def settings() -> dict[str, Any]:
     """The [patterns] table of kernel_rules.toml (thresholds, op and runtime-call names)."""
-    return dict(load_data_toml("kernel_rules.toml")["patterns"])
+    return dict(builtin_rules_data()["patterns"])
 
 
 def find_patterns(table: EventTable) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import pytest
 
 from rocanalyze.errors import UserError
 from rocanalyze.traces import FORMATS, read
-from tests.conftest import REALDATA, data_path, realdata_path
+from tests.conftest import REALDATA, REALDATA_ABSENT, data_path, realdata_path
 
 pytestmark = pytest.mark.realdata
 
@@ -21,8 +21,7 @@ _BROKEN = {"rocprof_v1/hpctraining_finite_difference_mi250x/results.json",
 def _trace_paths() -> list:
     """Every realdata file, and every folder holding files directly (a run folder)."""
     if not REALDATA.is_dir():  # one skipped case that says why, not pytest's "empty parameter set"
-        reason = f"../shared/realdata is absent ({REALDATA}); CI always has it"
-        return [pytest.param("", marks=pytest.mark.skip(reason=reason))]
+        return [pytest.param("", marks=pytest.mark.skip(reason=REALDATA_ABSENT))]
     paths = []
     for p in sorted(REALDATA.rglob("*")):
         if p.name in ("PROVENANCE.md", "provenance.tsv"):
