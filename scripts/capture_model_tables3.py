@@ -177,11 +177,17 @@ def b_sdpa_backends():
     mask = torch.ones(1024, 1024, device=dev, dtype=torch.bool).tril()
 
     def f():
-        for be in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH):
+        for be in (
+            SDPBackend.CUDNN_ATTENTION,
+            SDPBackend.FLASH_ATTENTION,
+            SDPBackend.EFFICIENT_ATTENTION,
+            SDPBackend.MATH,
+        ):
+            flash = be == SDPBackend.FLASH_ATTENTION  # flash takes no mask: causal instead
             try:
                 with sdpa_kernel(be):
-                    F.scaled_dot_product_attention(q, k, v, attn_mask=None if be == SDPBackend.FLASH_ATTENTION else mask,
-                                                   is_causal=be == SDPBackend.FLASH_ATTENTION).sum().backward()
+                    out = F.scaled_dot_product_attention(q, k, v, attn_mask=None if flash else mask, is_causal=flash)
+                    out.sum().backward()
             except RuntimeError as exc:
                 print("sdpa backend", be, "failed:", str(exc)[:120])
 
@@ -240,10 +246,21 @@ def b_nested_attention():
 
 def b_compiled_convnet_train():
     m = nn.Sequential(
-        nn.Conv2d(3, 64, 7, 2, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
-        nn.Conv2d(64, 128, 3, 1, 1), nn.BatchNorm2d(128), nn.ReLU(),
-        nn.Conv2d(128, 128, 3, 2, 1, groups=128), nn.Conv2d(128, 256, 1), nn.GroupNorm(8, 256), nn.GELU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.1), nn.Linear(256, 1000),
+        nn.Conv2d(3, 64, 7, 2, 3),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        nn.MaxPool2d(3, 2, 1),
+        nn.Conv2d(64, 128, 3, 1, 1),
+        nn.BatchNorm2d(128),
+        nn.ReLU(),
+        nn.Conv2d(128, 128, 3, 2, 1, groups=128),
+        nn.Conv2d(128, 256, 1),
+        nn.GroupNorm(8, 256),
+        nn.GELU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Dropout(0.1),
+        nn.Linear(256, 1000),
     ).to(dev, memory_format=torch.channels_last)
     cm = torch.compile(m)
     opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
