@@ -57,13 +57,21 @@ def _vendor_spelling(match: re.Match[str]) -> str:
     return f"u{len(text)}{text}"
 
 
+# nvcc gives a `static __global__` kernel (internal linkage) a file-unique prefix in front of its mangled
+# name, and nvprof/ncu print it that way (`__nv_static_59__46_tmpxft_..._cpp1_ii_a54055bf__ZN6Kokkos...`):
+# the prefix names the translation unit, not the kernel, so it is dropped before demangling.
+_NVCC_STATIC_PREFIX = re.compile(r"^__nv_static_\w*?_cpp1_ii_[0-9a-f]+_(?=_Z)")
+
+
 @lru_cache(maxsize=65536)
 def demangle(symbol: str) -> str | None:
     """The demangled form of an Itanium-mangled symbol (`_Z...`), as c++filt prints it.
 
     None when the symbol is not mangled, is invalid or cut short (a profiler truncated it), or no
-    demangler is available.
+    demangler is available. An nvcc static-kernel prefix is dropped first (c++filt leaves such a
+    name as it is).
     """
+    symbol = _NVCC_STATIC_PREFIX.sub("", symbol)
     if not symbol.startswith("_Z"):
         return None
     text = _demangle(symbol)

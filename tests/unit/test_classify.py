@@ -190,6 +190,11 @@ def test_demangle_prints_what_cxxfilt_prints() -> None:
     assert demangle("_ZN5aiter19fmha_fwd_hd128_bf16E") == "aiter::fmha_fwd_hd128_bf16"  # an aiter asm kernel's symbol
     assert demangle("_ZN11onnxruntime4rocm10Fill") is None  # cut short by a profiler
     assert demangle("vector_add") is None
+    # nvprof's form of a static kernel (XGC's Cabana particle push on Summit): nvcc's file prefix, then the symbol
+    static = ("__nv_static_59__46_tmpxft_0001d062_00000000_6_cabana_code_cpp1_ii_a54055bf__ZN6Kokkos4Impl33cuda_"
+              "parallel_launch_local_memoryINS0_11ParallelForIZ13particle_pushEUliE_NS_11RangePolicyIJNS_4CudaEEEES5_EEEEvT_")
+    assert demangle(static).startswith("void Kokkos::Impl::cuda_parallel_launch_local_memory<Kokkos::Impl::ParallelFor<"
+                                       "particle_push::{lambda(int)#1}, Kokkos::RangePolicy<Kokkos::Cuda>")
 
 
 @pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
