@@ -126,7 +126,8 @@ TRAPS = [
     ("^(?!triton_tem).*native_layer_norm", "norm"),  # triton_per/red_fused_..._native_layer_norm
     ("^triton_tem_fused_\\w*addmm", "gemm"),        # a GEMM template whose epilogue feeds a layer norm
     ("add_mean_mul_pow_rsqrt", "norm"),              # RMSNorm written out, fused by inductor
-    ("triton_poi_fused__to_copy(?!_embedding)(?!.*(norm|rsqrt|index|arange|scatter|gather))", "elementwise"),  # dtype conversion
+    # inductor dtype conversion (not fused into a norm, an embedding or index math)
+    ("triton_poi_fused__to_copy(?!_embedding)(?!.*(norm|rsqrt|index|arange|scatter|gather))", "elementwise"),
     ("triton_poi_fused__to_copy_embedding", "index"),             # ... fused into an embedding lookup
     ("igemm_", "conv"),                              # MIOpen implicit GEMM convolutions
     ("^(?!.*maxpool::).*_implicit_gemm_", "conv"),   # cuDNN xmma implicit GEMM convolutions
