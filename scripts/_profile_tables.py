@@ -12,6 +12,18 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 
+def profiled(fn, warm: int = 2, iters: int = 2) -> profile:
+    """The profiler that recorded `iters` calls of `fn`, after `warm` unprofiled calls (compilation, autotuning)."""
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    return prof
+
+
 class TableCapture:
     """After each workload, OUT/tables.json holds every CUDA row of key_averages() so far:
     per workload tag, [kernel name, calls, self device time] slowest first, or "ERR" when it failed.
@@ -30,13 +42,7 @@ class TableCapture:
             return
         t0 = time.time()
         try:
-            for _ in range(warm):
-                fn()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                for _ in range(iters):
-                    fn()
-                torch.cuda.synchronize()
+            prof = profiled(fn, warm, iters)
             rows = [[e.key, e.count, e.self_device_time_total]
                     for e in prof.key_averages() if e.device_type == DeviceType.CUDA]
             rows.sort(key=lambda r: -r[2])

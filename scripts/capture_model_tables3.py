@@ -24,7 +24,7 @@ from collections import defaultdict
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.profiler import ProfilerActivity, profile
+from _profile_tables import profiled
 
 dev = "cuda"
 OUT = os.environ.get("OUT", "/tmp/o")
@@ -61,14 +61,7 @@ def run(tag, build, warm=2, iters=2):
         return
     t0 = time.time()
     try:
-        fn = build()
-        for _ in range(warm):
-            fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-            for _ in range(iters):
-                fn()
-            torch.cuda.synchronize()
+        prof = profiled(build(), warm, iters)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
             path = tmp.name
         prof.export_chrome_trace(path)
