@@ -49,6 +49,8 @@ class Rule:
     op: tuple[re.Pattern[str], ...]
     examples: tuple[tuple[str, str | None], ...]
     source: str
+    where: str = RULES_FILE  # the file it came from: kernel_rules.toml or a user's --rules file
+    number: int = 0          # its position in that file, from 1
 
     def matches(self, name: str, op: str | None) -> bool:
         """True when every pattern group the rule has (name, op) matches."""
@@ -86,7 +88,8 @@ def _parse_rules(data: dict, where: str = RULES_FILE, first_index: int = 0) -> t
         examples = tuple((e, None) if isinstance(e, str) else (e["name"], e.get("op"))
                          for e in raw.get("examples", []))
         rules.append(Rule(i, category, raw.get("family", ""), _compile(raw.get("name", []), f"{where} rule {i}"),
-                          _compile(raw.get("op", []), f"{where} rule {i}"), examples, raw.get("source", "")))
+                          _compile(raw.get("op", []), f"{where} rule {i}"), examples, raw.get("source", ""),
+                          where, i - first_index + 1))
     return tuple(rules)
 
 

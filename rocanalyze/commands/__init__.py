@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rocanalyze.commands import analyze, ceilings, compare, occupancy, profile, report
+from rocanalyze.commands import analyze, ceilings, classify, compare, occupancy, profile, report
 
 # (name, function, click context settings). `profile` passes unknown options through to the script.
 COMMANDS: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
@@ -16,4 +16,5 @@ COMMANDS: list[tuple[str, Callable[..., Any], dict[str, Any]]] = [
     ("compare", compare.command, {}),
     ("occupancy", occupancy.command, {}),
     ("ceilings", ceilings.command, {}),
+    ("classify", classify.command, {}),
 ]
