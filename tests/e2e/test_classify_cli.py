@@ -10,18 +10,20 @@ from tests.conftest import data_path
 
 FILL = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
         "(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
-# ATen's cat kernel as a code-object symbol table spells it (mangled C++ is demangled before the rules)
-MANGLED_CAT = "_ZN2at6native12_GLOBAL__N_119CatArrayBatchedCopyINS1_10OpaqueTypeILj2EEEjLi3ELi128ELi1EEEvPT_NS1_25CatArrInputTensorMetadataIS5_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS8_Lj4EEEiS8_"
+# ATen's padding copy as the symbol table of libtorch_cuda.so spells it (tests/data/classify/symbol_forms.tsv.gz);
+# mangled C++ is demangled before the rules
+MANGLED_PAD = "_ZN2at6native13add_padding_2IN3c104HalfEEEvPKT_PS4_S4_PKiS9_iiii"
 LABELED = data_path("classify", "labeled_kernels.tsv.gz")
 
 
 def test_names_get_their_category_and_the_rule_that_decided(capsys):
-    assert main(["classify", FILL, "compute_fd_z_kernel", MANGLED_CAT]) == 0
+    assert main(["classify", FILL, "compute_fd_z_kernel", MANGLED_PAD]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("memset ") and "kernel_rules.toml rule" in out[1] and "FillFunctor" in out[1]
     assert out[2].startswith("other ") and "no rule matched" in out[3]
-    assert out[4].startswith("memcpy ") and out[5].strip().startswith("as void at::native::")
-    assert "CatArrayBatchedCopy" in out[5] and "same-dtype device copies" in out[6]
+    assert out[4].startswith("memcpy ") and out[5].strip() == "as void at::native::add_padding_2<c10::Half>(" \
+        "c10::Half const*, c10::Half*, c10::Half, int const*, int const*, int, int, int, int)"
+    assert "padding / unpadding copies" in out[6]
 
 
 def test_the_launching_op_decides_an_unknown_kernel(capsys):
@@ -44,7 +46,7 @@ def test_your_rules_file_is_named_and_wins(tmp_path, capsys):
 
 def test_labels_score_the_rules_and_list_every_miss(tmp_path, capsys):
     labels = tmp_path / "labels.tsv"
-    labels.write_text(f"memset\t{FILL}\telse\nelementwise\tcompute_fd_z_kernel\nmemcpy\t{MANGLED_CAT}\n")
+    labels.write_text(f"memset\t{FILL}\telse\nelementwise\tcompute_fd_z_kernel\nmemcpy\t{MANGLED_PAD}\n")
     assert main(["classify", "--labels", str(labels)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("2 of 3 names agree with the labels (66.7%)")
