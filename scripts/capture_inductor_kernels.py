@@ -10,142 +10,29 @@ layer (scatter / index_add), recommender embedding ops, losses, token sampling, 
 dynamic quantisation of a linear, compiled optimizers, flex attention, and one inference model under
 ``mode="max-autotune-no-cudagraphs"`` so that Triton matmul / conv templates appear.
 
-For every compiled graph the wrapper code Inductor generates is intercepted (the hook that
-``torch._inductor.utils.run_and_get_code`` uses, ``GraphLowering.save_output_code``); each
-``async_compile.triton('<name>', '''<source>''')`` in it gives one kernel's name and Triton source. As a
-fallback, output-code files written to the Inductor cache dir during the workload are scanned too.
-
-Writes
-    $OUT/inductor_kernels.json   {kernel name: {"workload": first workload, "source": Triton source,
-                                  "also_in": [other workloads that generated a kernel of this name]}}
-                                  (a name generated again with a different source keeps the first source;
-                                  "variants" counts the distinct sources seen under it)
-    $OUT/meta.json               torch / triton versions, device, per-workload status, kernel counts, times
+How kernels are captured, the output files and the environment (OUT, BUDGET, ONLY, JOBS, HARD, CHECK) are
+described in ``_inductor_capture.py``; this script writes $OUT/inductor_kernels.json and $OUT/meta.json.
 
 Usage (on a CUDA machine)
     OUT=/tmp/inductor_out python scripts/capture_inductor_kernels.py
     BUDGET=360 ONLY=llama_train,decode_kvcache OUT=... python scripts/capture_inductor_kernels.py
-
-Compilation is mostly single-threaded Python, so by default JOBS=4 worker processes (this script again,
-each with its own ONLY share and Inductor cache dir) compile the workloads side by side on the one GPU and
-their tables are merged. BUDGET (seconds, default 280) bounds each worker: once it is spent the worker's
-remaining workloads are skipped (recorded as "skipped" in meta.json). Each workload runs inside
-try/except, so one failure loses only its own kernels. ``CHECK_EAGER=1`` runs every workload eagerly
-on the CPU instead (a quick syntax and shape check without a GPU; nothing is captured).
+    CHECK=eager python scripts/capture_inductor_kernels.py      # shapes and syntax on the CPU, nothing captured
 """
 
-import glob
-import json
 import math
-import os
-import re
-import subprocess
-import sys
-import tempfile
-import time
-import traceback
-from unittest import mock
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _inductor_capture import InductorCapture
 
-OUT = os.environ.get("OUT", "/tmp/inductor_out")
-BUDGET_S = float(os.environ.get("BUDGET", "280"))
-ONLY = [w for w in os.environ.get("ONLY", "").split(",") if w]
-EAGER = os.environ.get("CHECK_EAGER") == "1"
-JOBS = int(os.environ.get("JOBS", "4"))
-DEV = "cpu" if EAGER else "cuda"
-# A fresh cache dir: nothing is served from an earlier run, and the fallback scan sees only this run.
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="inductor_capture_"))
+capture = InductorCapture(out="/tmp/inductor_out", kernels_file="inductor_kernels.json", budget_s=280, jobs=4,
+                          cache_prefix="inductor_capture_")
+DEV = capture.device
+compile_ = capture.compile
+workload = capture.workload
 
-import torch._inductor.config as inductor_config  # noqa: E402
-from torch._inductor.graph import GraphLowering  # noqa: E402
-
-KERNEL_RE = re.compile(r"async_compile\.triton\(\s*'(\w+)'\s*,\s*'''(.*?)'''", re.DOTALL)
-
-kernels: dict[str, dict] = {}
-meta: dict = {"workloads": {}}
-_current = {"tag": None, "codes": []}
-
-
-def _save_output_code(code: str) -> None:
-    _current["codes"].append(code)
-
-
-def _record(tag: str, code: str) -> int:
-    """Add every Triton kernel defined in one output-code module; return how many were new names."""
-    new = 0
-    for name, src in KERNEL_RE.findall(code):
-        entry = kernels.get(name)
-        if entry is None:
-            kernels[name] = {"workload": tag, "source": src, "also_in": [], "_sources": {src}}
-            new += 1
-        else:
-            if tag != entry["workload"] and tag not in entry["also_in"]:
-                entry["also_in"].append(tag)
-            entry["_sources"].add(src)
-    return new
-
-
-def compile_(fn, **kw):
-    return fn if EAGER else torch.compile(fn, **kw)
-
-
-WORKLOADS = []
-
-
-def workload(fn):
-    WORKLOADS.append(fn)
-    return fn
-
-
-def run_all():
-    t_start = time.time()
-    cache_dir = os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    for build in WORKLOADS:
-        tag = build.__name__
-        if ONLY and tag not in ONLY:
-            continue
-        elapsed = time.time() - t_start
-        if elapsed > BUDGET_S:
-            meta["workloads"][tag] = {"status": "skipped (budget)"}
-            print(f"[skip] {tag}: budget spent ({elapsed:.0f}s)", flush=True)
-            continue
-        t0 = time.time()
-        _current["codes"] = []
-        status = "ok"
-        try:
-            torch._dynamo.reset()
-            step = build()
-            for _ in range(2):  # first call compiles (forward and backward graphs), second re-runs
-                step()
-            if not EAGER:
-                torch.cuda.synchronize()
-        except Exception as e:  # keep going: one workload's failure loses only its kernels
-            status = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-            traceback.print_exc()
-        codes = list(_current["codes"])
-        if not EAGER:  # fallback: output code written to the cache dir during this workload
-            for p in glob.glob(os.path.join(cache_dir, "**", "*.py"), recursive=True):
-                try:
-                    if os.path.getmtime(p) >= t0 - 1:
-                        codes.append(open(p).read())
-                except OSError:
-                    pass
-        new = sum(_record(tag, c) for c in codes)
-        meta["workloads"][tag] = {
-            "status": status,
-            "new_kernels": new,
-            "graphs": len(_current["codes"]),
-            "seconds": round(time.time() - t0, 1),
-        }
-        print(
-            f"[{status[:6]}] {tag}: {new} new kernels, {len(_current['codes'])} graphs, {time.time() - t0:.1f}s",
-            flush=True,
-        )
-    meta["total_seconds"] = round(time.time() - t_start, 1)
-
+import torch._inductor.config as inductor_config  # noqa: E402  (after the capture set the Inductor cache dir)
 
 # ----------------------------------------------------------------------------------------------------
 # building blocks
@@ -916,91 +803,5 @@ def misc_ops():
     return f
 
 
-def _merge_part(path: str) -> None:
-    """Merge one worker's inductor_kernels.json / meta.json into this process's tables."""
-    with open(os.path.join(path, "meta.json")) as fh:
-        part_meta = json.load(fh)
-    meta["workloads"].update(part_meta.get("workloads", {}))
-    with open(os.path.join(path, "inductor_kernels.json")) as fh:
-        part = json.load(fh)
-    for name, e in part.items():
-        for tag in [e["workload"], *e["also_in"]]:
-            if name not in kernels:
-                kernels[name] = {"workload": tag, "source": e["source"], "also_in": [], "_sources": set()}
-            elif tag != kernels[name]["workload"] and tag not in kernels[name]["also_in"]:
-                kernels[name]["also_in"].append(tag)
-        kernels[name]["_sources"].add(e["source"])
-        kernels[name]["_nvar"] = kernels[name].get("_nvar", 0) + e["variants"]
-
-
-def run_parallel(jobs: int) -> None:
-    """Compilation is mostly single-threaded Python: run `jobs` worker processes, each compiling a share of
-    the workloads on the same GPU, then merge their tables (workload order decides the first owner)."""
-    names = [w.__name__ for w in WORKLOADS if not ONLY or w.__name__ in ONLY]
-    shares = [names[i::jobs] for i in range(jobs)]
-    tmp = tempfile.mkdtemp(prefix="inductor_parts_")
-    t0 = time.time()
-    procs = []
-    for i, share in enumerate(shares):
-        if not share:
-            continue
-        env = dict(
-            os.environ,
-            OUT=os.path.join(tmp, f"part{i}"),
-            ONLY=",".join(share),
-            JOBS="1",
-            TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, f"cache{i}"),
-        )
-        procs.append((os.path.join(tmp, f"part{i}"), subprocess.Popen([sys.executable, __file__], env=env)))
-    for path, p in procs:
-        rc = p.wait()
-        try:
-            _merge_part(path)
-        except OSError as e:
-            meta["workloads"][f"worker {path}"] = {"status": f"failed: rc={rc}, no output ({e})"}
-    order = {n: i for i, n in enumerate(names)}
-    for e in kernels.values():  # the first owner is the earliest workload in file order
-        tags = sorted([e["workload"], *e["also_in"]], key=lambda t: order.get(t, 1 << 30))
-        e["workload"], e["also_in"] = tags[0], tags[1:]
-    meta["total_seconds"] = round(time.time() - t0, 1)
-    meta["jobs"] = jobs
-
-
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    torch.manual_seed(0)
-    meta.update(
-        torch=torch.__version__,
-        device=(torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"),
-        eager_check=EAGER,
-        budget_s=BUDGET_S,
-    )
-    try:
-        import triton
-
-        meta["triton"] = triton.__version__
-    except ImportError:
-        meta["triton"] = None
-    if JOBS > 1 and not EAGER:
-        run_parallel(JOBS)
-    else:
-        with mock.patch.object(GraphLowering, "save_output_code", _save_output_code):
-            run_all()
-    out = {}
-    for name, e in sorted(kernels.items()):
-        out[name] = {
-            "workload": e["workload"],
-            "source": e["source"],
-            "also_in": e["also_in"],
-            "variants": max(len(e["_sources"]), e.get("_nvar", 0)),
-        }
-    meta["kernel_count"] = len(out)
-    with open(os.path.join(OUT, "inductor_kernels.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
-    with open(os.path.join(OUT, "meta.json"), "w") as fh:
-        json.dump(meta, fh, indent=1)
-    print(f"{len(out)} kernels -> {OUT}/inductor_kernels.json; {meta['total_seconds']}s", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    capture.main()

@@ -6,121 +6,40 @@ Local checks without a GPU: CHECK=eager (run eagerly on CPU) or CHECK=aot_eager 
 Writes $OUT/kernels.json {name: {workload, aten, source, also_in, variants}} and $OUT/meta.json.
 """
 
-import glob
-import json
 import math
-import os
-import re
-import subprocess
-import sys
-import tempfile
-import time
-import traceback
-from unittest import mock
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _inductor_capture import InductorCapture
 
-OUT = os.environ.get("OUT", "/tmp/inductor_models_out")
-BUDGET_S = float(os.environ.get("BUDGET", "330"))
-ONLY = [w for w in os.environ.get("ONLY", "").split(",") if w]
-CHECK = os.environ.get("CHECK", "")  # "", "eager", "aot_eager"
-JOBS = int(os.environ.get("JOBS", "8"))
-DEV = "cpu" if CHECK else "cuda"
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="ind4_cache_"))
-
-from torch._inductor.graph import GraphLowering  # noqa: E402
-
-KERNEL_RE = re.compile(r"async_compile\.triton\(\s*'(\w+)'\s*,\s*'''(.*?)'''", re.DOTALL)
-ATEN_RE = re.compile(r"#\s*(?:Topologically Sorted Source Nodes:.*?\n#\s*)?Original ATen:\s*(.*)")
-
-kernels: dict = {}
-meta: dict = {"workloads": {}}
-_current = {"codes": []}
-
-
-def _save_output_code(code):
-    _current["codes"].append(code)
-
-
-def _record(tag, code):
-    new = 0
-    for m in KERNEL_RE.finditer(code):
-        name, src = m.group(1), m.group(2)
-        head = code[max(0, m.start() - 3000): m.start()]
-        at = ATEN_RE.findall(head)
-        aten = at[-1].strip() if at else ""
-        e = kernels.get(name)
-        if e is None:
-            kernels[name] = {"workload": tag, "aten": aten, "source": src, "also_in": [], "_sources": {src}}
-            new += 1
-        else:
-            if tag != e["workload"] and tag not in e["also_in"]:
-                e["also_in"].append(tag)
-            e["_sources"].add(src)
-    return new
-
-
-def compile_(fn, **kw):
-    if CHECK == "eager":
-        return fn
-    if CHECK == "aot_eager":
-        return torch.compile(fn, backend="aot_eager", **kw)
-    return torch.compile(fn, **kw)
-
-
-WORKLOADS = []
-
-
-def workload(fn):
-    WORKLOADS.append(fn)
-    return fn
-
-
-def run_all():
-    t_start = time.time()
-    cache_dir = os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    for build in WORKLOADS:
-        tag = build.__name__
-        if ONLY and tag not in ONLY:
-            continue
-        if time.time() - t_start > BUDGET_S:
-            meta["workloads"][tag] = {"status": "skipped (budget)"}
-            print(f"[skip] {tag}", flush=True)
-            continue
-        t0 = time.time()
-        _current["codes"] = []
-        status = "ok"
-        try:
-            torch._dynamo.reset()
-            torch.manual_seed(0)
-            step = build()
-            for _ in range(2):
-                step()
-            if DEV == "cuda":
-                torch.cuda.synchronize()
-        except Exception as e:
-            status = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-            traceback.print_exc()
-        codes = list(_current["codes"])
-        if not CHECK:
-            for p in glob.glob(os.path.join(cache_dir, "**", "*.py"), recursive=True):
-                try:
-                    if os.path.getmtime(p) >= t0 - 1:
-                        codes.append(open(p).read())
-                except OSError:
-                    pass
-        new = sum(_record(tag, c) for c in codes)
-        meta["workloads"][tag] = {"status": status, "new_kernels": new, "graphs": len(_current["codes"]),
-                                  "seconds": round(time.time() - t0, 1)}
-        print(f"[{status[:60]}] {tag}: {new} new kernels, {len(_current['codes'])} graphs, "
-              f"{time.time() - t0:.1f}s", flush=True)
-        dump()  # partial results survive a worker killed at the deadline
+capture = InductorCapture(out="/tmp/inductor_models_out", kernels_file="kernels.json", budget_s=330, jobs=8,
+                          cache_prefix="inductor_models_")
+DEV = capture.device
+compile_ = capture.compile
+workload = capture.workload
 
 
 def autocast(dtype=torch.bfloat16):
     return torch.autocast(DEV, dtype)
+
+
+def classifier_train_step(m, img, y):
+    """A compiled forward + backward of an image classifier under autocast, label-smoothed cross-entropy."""
+
+    @compile_
+    def fwd_bwd(img, y):
+        with autocast():
+            out = m(img)
+        loss = F.cross_entropy(out.float(), y, label_smoothing=0.1)
+        loss.backward()
+        return loss
+
+    def step():
+        fwd_bwd(img, y)
+        m.zero_grad(set_to_none=True)
+
+    return step
 
 
 # ====================================================================================================
@@ -267,19 +186,7 @@ def vit_train():
     img = torch.randn(16, 3, 64, 64, device=DEV)
     y = torch.randint(0, 100, (16,), device=DEV)
 
-    @compile_
-    def fwd_bwd(img, y):
-        with autocast():
-            out = m(img)
-        loss = F.cross_entropy(out.float(), y, label_smoothing=0.1)
-        loss.backward()
-        return loss
-
-    def step():
-        fwd_bwd(img, y)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return classifier_train_step(m, img, y)
 
 
 # ====================================================================================================
@@ -862,19 +769,7 @@ def convnext_train():
         img = img.to(memory_format=torch.channels_last)
     y = torch.randint(0, 100, (16,), device=DEV)
 
-    @compile_
-    def fwd_bwd(img, y):
-        with autocast():
-            out = m(img)
-        loss = F.cross_entropy(out.float(), y, label_smoothing=0.1)
-        loss.backward()
-        return loss
-
-    def step():
-        fwd_bwd(img, y)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return classifier_train_step(m, img, y)
 
 
 # ====================================================================================================
@@ -1446,85 +1341,5 @@ def adamw_compiled():
     return step
 
 
-# ====================================================================================================
-def _merge_part(path):
-    with open(os.path.join(path, "meta.json")) as fh:
-        meta["workloads"].update(json.load(fh).get("workloads", {}))
-    with open(os.path.join(path, "kernels.json")) as fh:
-        part = json.load(fh)
-    for name, e in part.items():
-        for tag in [e["workload"], *e["also_in"]]:
-            if name not in kernels:
-                kernels[name] = {"workload": tag, "aten": e["aten"], "source": e["source"], "also_in": [],
-                                 "_sources": set()}
-            elif tag != kernels[name]["workload"] and tag not in kernels[name]["also_in"]:
-                kernels[name]["also_in"].append(tag)
-        kernels[name]["_sources"].add(e["source"])
-
-
-def run_parallel(jobs):
-    names = [w.__name__ for w in WORKLOADS if not ONLY or w.__name__ in ONLY]
-    shares = [names[i::jobs] for i in range(jobs)]
-    tmp = tempfile.mkdtemp(prefix="ind4_parts_")
-    procs = []
-    for i, share in enumerate(shares):
-        if not share:
-            continue
-        env = dict(os.environ, OUT=os.path.join(tmp, f"part{i}"), ONLY=",".join(share), JOBS="1",
-                   TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, f"cache{i}"))
-        procs.append((os.path.join(tmp, f"part{i}"), subprocess.Popen([sys.executable, __file__], env=env)))
-    deadline = time.time() + float(os.environ.get("HARD", "420"))
-    for path, p in procs:
-        try:
-            rc = p.wait(timeout=max(1.0, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = "killed at deadline"
-            meta["workloads"][f"worker {path}"] = {"status": "killed at deadline"}
-        try:
-            _merge_part(path)
-        except Exception as e:
-            meta["workloads"][f"worker {path}"] = {"status": f"failed: rc={rc} ({e})"}
-
-
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    meta.update(torch=torch.__version__, check=CHECK,
-                device=(torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"))
-    try:
-        import triton
-        meta["triton"] = triton.__version__
-    except ImportError:
-        meta["triton"] = None
-    if JOBS > 1 and not CHECK:
-        run_parallel(JOBS)
-    else:
-        with mock.patch.object(GraphLowering, "save_output_code", _save_output_code):
-            run_all()
-    dump()
-    print(f"{meta['kernel_count']} kernels; {meta['total_seconds']}s", flush=True)
-    for t, w in meta["workloads"].items():
-        print(f"  {t}: {w}", flush=True)
-
-
-T_MAIN = time.time()
-
-
-def dump():
-    order = {w.__name__: i for i, w in enumerate(WORKLOADS)}
-    out = {}
-    for name, e in sorted(kernels.items()):
-        tags = sorted([e["workload"], *e["also_in"]], key=lambda t: order.get(t, 99))
-        out[name] = {"workload": tags[0], "also_in": tags[1:], "aten": e["aten"],
-                     "variants": len(e["_sources"]), "source": e["source"]}
-    meta["kernel_count"] = len(out)
-    meta["total_seconds"] = round(time.time() - T_MAIN, 1)
-    os.makedirs(OUT, exist_ok=True)
-    for fn, obj in (("kernels.json", out), ("meta.json", meta)):
-        with open(os.path.join(OUT, fn + ".tmp"), "w") as fh:
-            json.dump(obj, fh, indent=1)
-        os.replace(os.path.join(OUT, fn + ".tmp"), os.path.join(OUT, fn))
-
-
 if __name__ == "__main__":
-    main()
+    capture.main()
