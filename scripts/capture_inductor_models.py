@@ -24,22 +24,36 @@ def autocast(dtype=torch.bfloat16):
     return torch.autocast(DEV, dtype)
 
 
-def classifier_train_step(m, img, y):
-    """A compiled forward + backward of an image classifier under autocast, label-smoothed cross-entropy."""
+def train_step(loss_fn, inputs, m=None, opt=None):
+    """A step of a training loop: a compiled forward + backward of `loss_fn(*inputs)`, then `opt`'s update
+    (when there is one) and the gradients dropped (`opt`'s, or else `m`'s)."""
 
     @compile_
-    def fwd_bwd(img, y):
-        with autocast():
-            out = m(img)
-        loss = F.cross_entropy(out.float(), y, label_smoothing=0.1)
+    def fwd_bwd(*args):
+        loss = loss_fn(*args)
         loss.backward()
         return loss
 
     def step():
-        fwd_bwd(img, y)
-        m.zero_grad(set_to_none=True)
+        fwd_bwd(*inputs)
+        if opt is not None:
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        else:
+            m.zero_grad(set_to_none=True)
 
     return step
+
+
+def classifier_train_step(m, img, y):
+    """An image classifier under autocast, label-smoothed cross-entropy."""
+
+    def loss_fn(img, y):
+        with autocast():
+            out = m(img)
+        return F.cross_entropy(out.float(), y, label_smoothing=0.1)
+
+    return train_step(loss_fn, (img, y), m=m)
 
 
 # ====================================================================================================
@@ -121,19 +135,13 @@ def llama_train():
     m = Llama().to(DEV)
     ids = torch.randint(0, 6000, (4, 129), device=DEV)
 
-    @compile_
-    def fwd_bwd(ids):
+    def loss_fn(ids):
         with autocast():
             logits = m(ids[:, :-1])
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), ids[:, 1:].reshape(-1), ignore_index=-1)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(ids)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (ids,), m=m)
 
 
 # ====================================================================================================
@@ -238,18 +246,11 @@ def resnet_train():
     img = torch.randn(32, 3, 64, 64, device=DEV)
     y = torch.randint(0, 100, (32,), device=DEV)
 
-    @compile_
-    def fwd_bwd(img, y):
+    def loss_fn(img, y):
         loss = F.cross_entropy(m(img), y)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(img, y)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (img, y), opt=opt)
 
 
 # ====================================================================================================
@@ -465,20 +466,14 @@ def t5_train():
     labels = torch.randint(1, 4000, (B, T), device=DEV)
     labels[:, -5:] = -100
 
-    @compile_
-    def fwd_bwd(src, src_mask, labels):
+    def loss_fn(src, src_mask, labels):
         tgt_in = torch.cat([labels.new_zeros(B, 1), labels[:, :-1]], 1)
         tgt_in = tgt_in.masked_fill(tgt_in == -100, 0)
         logits = m(src, src_mask, tgt_in)
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1), ignore_index=-100)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(src, src_mask, labels)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (src, src_mask, labels), m=m)
 
 
 # ====================================================================================================
@@ -697,17 +692,11 @@ def swin_train():
     img = torch.randn(16, 3, 56, 56, device=DEV)
     y = torch.randint(0, 100, (16,), device=DEV)
 
-    @compile_
-    def fwd_bwd(img, y):
+    def loss_fn(img, y):
         loss = F.cross_entropy(m(img), y)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(img, y)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (img, y), m=m)
 
 
 # ====================================================================================================
@@ -881,8 +870,7 @@ def unet_train():
     x0 = torch.randn(8, 4, 16, 16, device=DEV)
     ctx = torch.randn(8, 77, 128, device=DEV)
 
-    @compile_
-    def fwd_bwd(x0, ctx):
+    def loss_fn(x0, ctx):
         t = torch.randint(0, 1000, (x0.shape[0],), device=x0.device)
         noise = torch.randn_like(x0)
         a = alphas_cumprod[t].view(-1, 1, 1, 1)
@@ -890,14 +878,9 @@ def unet_train():
         with autocast():
             pred = m(xt, t, ctx)
         loss = F.mse_loss(pred.float(), noise)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(x0, ctx)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (x0, ctx), m=m)
 
 
 # ====================================================================================================
@@ -964,18 +947,12 @@ def mamba_train():
     m = Mamba().to(DEV).train()
     ids = torch.randint(0, 4000, (8, 17), device=DEV)
 
-    @compile_
-    def fwd_bwd(ids):
+    def loss_fn(ids):
         logits = m(ids[:, :-1])
         loss = F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(ids)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (ids,), m=m)
 
 
 # ====================================================================================================
@@ -1019,19 +996,12 @@ def dlrm_train():
     y = torch.randint(0, 2, (B,), device=DEV).float()
     opt = torch.optim.Adagrad(m.parameters(), lr=0.01)
 
-    @compile_
-    def fwd_bwd(dense, idx, offs, fixed, y):
+    def loss_fn(dense, idx, offs, fixed, y):
         p = torch.sigmoid(m(dense, idx, offs, fixed))
         loss = F.binary_cross_entropy(p, y)
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(dense, idx, offs, fixed, y)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (dense, idx, offs, fixed, y), opt=opt)
 
 
 # ====================================================================================================
@@ -1087,24 +1057,16 @@ def gnn_train():
     y = torch.randint(0, ncls, (N,), device=DEV)
     train_mask = torch.rand(N, device=DEV) < 0.3
     g1, gat, g2 = GCNConv(Fin, 64).to(DEV), GATConv(64, 16).to(DEV), GCNConv(64, ncls).to(DEV)
-    params = [*g1.parameters(), *gat.parameters(), *g2.parameters()]
 
-    @compile_
-    def fwd_bwd(x, src, dst, y, train_mask):
+    def loss_fn(x, src, dst, y, train_mask):
         h = F.dropout(F.relu(g1(x, src, dst)), 0.5, True)
         h = F.elu(gat(h, src, dst))
         out = g2(h, src, dst)
         lp = F.log_softmax(out, -1)
         loss = -(lp.gather(1, y[:, None]).squeeze(1) * train_mask).sum() / train_mask.sum()
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(x, src, dst, y, train_mask)
-        for p in params:
-            p.grad = None
-
-    return step
+    return train_step(loss_fn, (x, src, dst, y, train_mask), m=nn.ModuleList([g1, gat, g2]))
 
 
 # ====================================================================================================
@@ -1148,19 +1110,13 @@ def moe_train():
     x = torch.randn(4, 64, 256, device=DEV)
     tgt = torch.randn(4, 64, 256, device=DEV)
 
-    @compile_
-    def fwd_bwd(x, tgt):
+    def loss_fn(x, tgt):
         with autocast():
             out, aux, z = m(x)
         loss = F.smooth_l1_loss(out.float(), tgt) + 0.01 * aux + 0.001 * z
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(x, tgt)
-        m.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (x, tgt), m=m)
 
 
 # ====================================================================================================
@@ -1302,21 +1258,14 @@ def vae_train():
     x = torch.rand(64, 1, 28, 28, device=DEV)
     opt = torch.optim.Adam(m.parameters(), 1e-3)
 
-    @compile_
-    def fwd_bwd(x):
+    def loss_fn(x):
         recon, mu, logvar = m(x)
         bce = F.binary_cross_entropy(recon, x, reduction="sum")
         kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
         loss = (bce + kld) / x.shape[0]
-        loss.backward()
         return loss
 
-    def step():
-        fwd_bwd(x)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return step
+    return train_step(loss_fn, (x,), opt=opt)
 
 
 # ====================================================================================================
