@@ -35,6 +35,8 @@ DTYPE_CHANGE = " (dtype change)"  # appended to a copy op whose input and output
 _COPY_OPS = frozenset({"aten::copy_", "aten::_to_copy", "aten::to"})
 
 _KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)\s*$")
+# tables cut long names and mark the cut (`reduce_kernel<...`, `_fwd_kernel…`); the rules read the name up to it
+_CUT_MARK = re.compile(r"(?:\s*(?:\.{2,}|…))+\s*$")
 # Triton before 3.0 appended the arguments' specialisation to a kernel's name (`_0d1d2de`: argument 0
 # divisible by 16, ...); the rules are written against the name without it
 _TRITON_SPECIALIZATION = re.compile(r"_0(?:de|d|c)1(?:de|d|c)?(?:\d+(?:de|d|c)?)*$")
@@ -200,14 +202,14 @@ def demangle_lite(name: str) -> str:
 
 
 def normalize_name(name: str) -> str:
-    """The searchable form of a kernel name: rocprof `.kd` suffixes and old Triton specialisation suffixes
-    dropped, mangled names demangled.
+    """The searchable form of a kernel name: a table's cut mark (`...`), rocprof `.kd` suffixes and old Triton
+    specialisation suffixes dropped, mangled names demangled.
 
     A mangled name is demangled as c++filt would (the rules are written against that form); one
     the C++ runtime cannot demangle (cut short by a profiler, or no runtime) is reduced to its
     identifiers by `demangle_lite`.
     """
-    name = _TRITON_SPECIALIZATION.sub("", _KD_SUFFIX.sub("", name.strip()))
+    name = _TRITON_SPECIALIZATION.sub("", _KD_SUFFIX.sub("", _CUT_MARK.sub("", name.strip())))
     return demangle(name) or demangle_lite(name)
 
 

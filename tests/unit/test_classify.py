@@ -182,6 +182,15 @@ def test_name_forms_agree() -> None:
     assert classify_kernel("updtrcjip_kernel") == "other"  # a user kernel whose name says nothing
 
 
+def test_cut_mark_is_not_part_of_the_name() -> None:
+    # torch.profiler tables cut names at 55 columns with '...', TraceLens and rocprof-compute with '…'
+    assert normalize_name("void at::native::reduce_kernel<512, 1, at::nat...") == "void at::native::reduce_kernel<512, 1, at::nat"
+    assert normalize_name("_fwd_kernel.kd…") == "_fwd_kernel"
+    names = [(label, n) for label, n, _ in _labeled() + _labeled(DRAWS) if classify_kernel(n) == label]
+    assert len(names) > 18000
+    assert [n for label, n in names if classify_kernel(n + "...") != label or classify_kernel(n + " …") != label] == []
+
+
 SYMBOL_FORMS = "symbol_forms.tsv.gz"  # 2,193 mangled kernel symbols from ROCm and CUDA binaries, with c++filt's output
 
 
