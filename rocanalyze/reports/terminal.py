@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 TOP_KERNELS = 10
 # notes printed under the tables (the rest stay in the HTML page and analysis.json)
 NOTES_SHOWN = ("no GPU activity", "without timestamps", "aggregate statistics only", "start-up",
-               "barrier packet", "pass --gpu")
+               "barrier packet", "pass --gpu", "match no classification rule")
 TOP_RECS = 5
 
 
@@ -60,7 +60,7 @@ def print_report(console: Console, a: Analysis) -> None:
         for h in a.host_api[:TOP_KERNELS]:
             api.add_row(h["name"], f"{h['calls']:,}", text.fmt_us(h["total_us"]), text.fmt_us(h["mean_us"]))
         console.print(api)
-    for note in a.notes:  # caveats a reader must see: no timeline, no GPU activity, start-up left out
+    for note in a.notes:  # caveats a reader must see: no timeline, no GPU activity, start-up left out, unknown kernels
         if any(key in note for key in NOTES_SHOWN):
             console.print(Text(f"note: {note}", style="dim"))
     if not a.recommendations:

@@ -153,6 +153,7 @@ def test_unclassified_kernels_are_named_and_a_rules_file_classifies_them(tmp_pat
     note = next(n for n in before["notes"] if "match no classification rule" in n)
     assert note.startswith("11 kernel names (98.8% of GPU busy time)") and "'compute_fd_z_kernel'" in note
     assert "--rules FILE" in note
+    assert "match no classification rule" in capsys.readouterr().out.replace("\n", " ")  # the terminal shows it too
     rules = tmp_path / "stencils.toml"
     rules.write_text(STENCIL_RULES)
     assert main(["analyze", str(stats), "--json", str(out), "--force", "--rules", str(rules)]) == 0
