@@ -92,7 +92,7 @@ def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy
     rows = _labeled(filename)
     wrong = [(c, classify_kernel(n), n[:120]) for c, n, _ in rows if classify_kernel(n) != c]
     accuracy = 1 - len(wrong) / len(rows)
-    # when written: 996/1000 and 18468/19171 (96.3%; 17544/18169 before draw 39's 1,002 blind names)
+    # when written: 996/1000 and 18862/19573 (96.4%; 17544/18169 before the 1,404 blind names of draws 39-40)
     assert accuracy >= min_accuracy, f"accuracy {accuracy:.4f}; misclassified: {wrong}"
     per_category = Counter(c for c, _, _ in rows)
     misses = Counter(c for c, _, _ in wrong)
@@ -148,7 +148,7 @@ TRAPS = [
     ("FP8_quantize", "elementwise"),                 # fbgemm_gpu quantize: 'fbgemm' is not a GEMM
     ("kernel_grouped_conv_fwd", "conv"),             # CK grouped conv over a GridwiseGemm
     ("ClassNLLCriterion", "reduction"),              # updateOutput_kernel is not a put_kernel
-    ("linalg_vector_norm", "reduction"),             # a vector norm, not a norm layer
+    ("^(?!triton_tem_).*linalg_vector_norm", "reduction"),  # a vector norm, not a norm layer (nor a GEMM it feeds)
     ("fused_attn_rocm::(add|remove)_pad", "memcpy"), # TE padding copies in the fused-attention namespace
     ("cross_device_reduce", "communication"),        # custom all-reduce, not a reduction
     ("mbtopk::fill", "memset"),                      # a fill inside top-k
