@@ -19,7 +19,7 @@ from rocanalyze import runfolder
 from rocanalyze.collectors import environment, rocprof, triton_cache
 from rocanalyze.collectors.distributed import JobInfo, job_info
 from rocanalyze.collectors.runner import Outcome, Target, run_target, validate_target
-from rocanalyze.collectors.torch_profiler import Schedule, TorchCollector, TorchSettings, import_torch
+from rocanalyze.collectors.torch_profiler import FirstSteps, Schedule, TorchCollector, TorchSettings, import_torch
 from rocanalyze.errors import UserError
 
 COLLECTORS = ("torch", "rocprof", "both")
@@ -30,7 +30,7 @@ class ProfileOptions:
     target: Target
     output: Path | None = None
     collector: str = "torch"
-    schedule: Schedule | None = None
+    schedule: Schedule | FirstSteps = FirstSteps()
     with_stack: bool = False
     memory: bool = False
     rocprof_format: str = "csv"
@@ -210,9 +210,11 @@ def profile_command(opts: ProfileOptions) -> list[str]:
     cmd = ["rocanalyze", "profile"]
     if opts.collector != "torch":
         cmd += ["--collector", opts.collector]
-    if opts.schedule is not None:
-        s = opts.schedule
+    s = opts.schedule
+    if isinstance(s, Schedule):
         cmd += ["--steps", f"{s.wait},{s.warmup},{s.active}"]
+    elif s.count is None:
+        cmd += ["--steps", "all"]
     cmd += [flag for flag, on in (("--with-stack", opts.with_stack), ("--memory", opts.memory)) if on]
     if opts.collector != "torch" and opts.rocprof_format != "csv":
         cmd += ["--rocprof-format", opts.rocprof_format]

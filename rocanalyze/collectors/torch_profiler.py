@@ -31,8 +31,29 @@ class Schedule:
         return f"steps {first}-{first + self.active - 1} (wait {self.wait}, warmup {self.warmup})"
 
 
-def parse_steps(text: str) -> Schedule:
-    """`--steps`: 'ACTIVE' (skip 1, warm up 1) or 'WAIT,WARMUP,ACTIVE'; UserError on anything else."""
+# Without --steps: record from the start (start-up included) through this step, then let the script
+# run on unrecorded. Recording a whole training run grows the trace without bound: on an H200, 25 s
+# of a launch-bound loop (about 3 million events) took torch.profiler over three minutes to save.
+FIRST_STEPS = 20
+
+
+@dataclass(frozen=True)
+class FirstSteps:
+    """Record steps 1..count, then stop recording; count None: every step of the run."""
+
+    count: int | None = FIRST_STEPS
+
+    def describe(self) -> str:
+        return "every step" if self.count is None else f"steps 1-{self.count}"
+
+
+ALL_STEPS = FirstSteps(None)
+
+
+def parse_steps(text: str) -> Schedule | FirstSteps:
+    """`--steps`: 'ACTIVE' (skip 1, warm up 1), 'WAIT,WARMUP,ACTIVE' or 'all'; UserError on anything else."""
+    if text.strip().lower() == "all":
+        return ALL_STEPS
     parts = [p.strip() for p in text.split(",")]
     try:
         numbers = [int(p) for p in parts]
@@ -42,13 +63,13 @@ def parse_steps(text: str) -> Schedule:
         numbers = [1, 1, numbers[0]]
     if len(numbers) != 3 or min(numbers) < 0 or numbers[2] < 1:
         raise UserError(f"--steps {text!r}: expected ACTIVE or WAIT,WARMUP,ACTIVE "
-                        "(non-negative integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5")
+                        "(non-negative integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5, or all")
     return Schedule(*numbers)
 
 
 @dataclass(frozen=True)
 class TorchSettings:
-    schedule: Schedule | None = None    # None: record the whole run, still marking steps
+    schedule: Schedule | FirstSteps = FirstSteps()   # steps are marked whichever is chosen
     with_stack: bool = False
     memory: bool = False
     record_shapes: bool = True          # the per-op model needs input shapes
@@ -65,10 +86,16 @@ def import_torch() -> Any:
     return torch
 
 
-def _record_always(step: int) -> Any:
+def _record_first(count: int | None) -> Any:
+    """A torch.profiler schedule: record steps 1..count (step_num 0..count-1), save, then record nothing."""
     from torch.profiler import ProfilerAction
 
-    return ProfilerAction.RECORD
+    def action(step_num: int) -> Any:
+        if count is None or step_num < count - 1:
+            return ProfilerAction.RECORD
+        return ProfilerAction.RECORD_AND_SAVE if step_num == count - 1 else ProfilerAction.NONE
+
+    return action
 
 
 class TorchCollector:
@@ -95,9 +122,9 @@ class TorchCollector:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self._gpu else [])
         sched = self.settings.schedule
         # A schedule is always passed: only then does torch.profiler mark ProfilerStep#N ranges, which
-        # the analysis windows on. Without --steps it records every step (RECORD forever).
+        # the analysis windows on. Without --steps it records the first FIRST_STEPS steps.
         step_schedule = (schedule(wait=sched.wait, warmup=sched.warmup, active=sched.active, repeat=1)
-                         if sched is not None else _record_always)
+                         if isinstance(sched, Schedule) else _record_first(sched.count))
         if self.settings.memory and self._gpu:
             torch.cuda.reset_peak_memory_stats()
         self._prof = profile(activities=activities, record_shapes=self.settings.record_shapes,
@@ -151,12 +178,17 @@ class TorchCollector:
         self._prof.stop()                 # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None
-        if sched is not None:
+        if isinstance(sched, Schedule):
             facts["schedule"] = {"wait": sched.wait, "warmup": sched.warmup, "active": sched.active}
             needed = sched.wait + sched.warmup + sched.active
             if self.driver.steps < needed:
                 facts["schedule_note"] = (f"the script ran {self.driver.steps} steps; {sched.describe()} "
                                           f"needs {needed}")
+        elif sched.count is not None and self.driver.steps > sched.count:
+            facts["schedule"] = {"first_steps": sched.count}
+            facts["schedule_note"] = (f"recorded {sched.describe()} of the {self.driver.steps} the script ran "
+                                      "(the default); --steps all records every step, --steps WAIT,WARMUP,ACTIVE "
+                                      "others")
         if self.settings.memory:
             facts["memory"] = self.memory_report()
         return facts

@@ -9,7 +9,7 @@ import typer
 from rocanalyze.collectors.finish import finish_run, print_summary
 from rocanalyze.collectors.runner import Target
 from rocanalyze.collectors.session import ProfileOptions, profile
-from rocanalyze.collectors.torch_profiler import parse_steps
+from rocanalyze.collectors.torch_profiler import FirstSteps, parse_steps
 from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.errors import ScriptExit, UserError
 
@@ -21,9 +21,10 @@ def command(
     output: Path = typer.Option(None, "-o", "--output", help="Run folder to create (must not exist). "
                                 "Default: ./rocanalyze-<script>-<time>."),
     collector: str = typer.Option("torch", "--collector", help="torch | rocprof | both."),
-    steps: str = typer.Option(None, "--steps", metavar="[WAIT,WARMUP,]ACTIVE",
+    steps: str = typer.Option(None, "--steps", metavar="[WAIT,WARMUP,]ACTIVE|all",
                               help="Record only these steps: ACTIVE (after skipping 1 and warming up 1) "
-                                   "or WAIT,WARMUP,ACTIVE. Default: the whole run, steps marked."),
+                                   "or WAIT,WARMUP,ACTIVE; `all` records every step. Default: steps 1-20 "
+                                   "(start-up included), then the script runs on unrecorded."),
     with_stack: bool = typer.Option(False, "--with-stack", help="Record Python stacks of ops."),
     memory: bool = typer.Option(False, "--memory", help="Record device memory: peak and per-step timeline."),
     no_report: bool = typer.Option(False, "--no-report", help="Only collect; analyze later."),
@@ -50,7 +51,7 @@ def command(
     """
     use_rules(rules)  # a bad rules file stops here, before the script runs
     opts = ProfileOptions(target=_target(module, list(target or []), collector), output=output,
-                          collector=collector, schedule=parse_steps(steps) if steps else None,
+                          collector=collector, schedule=parse_steps(steps) if steps else FirstSteps(),
                           with_stack=with_stack, memory=memory, rocprof_format=rocprof_format)
     result = profile(opts)
     done = finish_run(result, report=not no_report, wait_ranks_s=wait_ranks)

@@ -120,7 +120,7 @@ def test_existing_output_folder_is_never_overwritten(tmp_path: Path, script: Pat
 @pytest.mark.parametrize(("args", "line"), [
     ([], "nothing to profile: give a script (rocanalyze profile train.py) or -m MODULE"),
     (["--steps", "2,x", "t.py"], "--steps '2,x': expected ACTIVE or WAIT,WARMUP,ACTIVE (non-negative integers, "
-                                 "ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5"),
+                                 "ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5, or all"),
     (["--collector", "nsys", "SCRIPT"], "--collector 'nsys': expected one of torch, rocprof, both"),
     (["missing.py"], "missing.py: script not found"),
     (["--", "./app"], "'./app' is not a Python script; a program after `--` needs --collector rocprof"),

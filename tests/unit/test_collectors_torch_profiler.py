@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from rocanalyze.collectors import markers
-from rocanalyze.collectors.torch_profiler import Schedule, TorchCollector, TorchSettings, parse_steps
+from rocanalyze.collectors.torch_profiler import (
+    ALL_STEPS,
+    FIRST_STEPS,
+    FirstSteps,
+    Schedule,
+    TorchCollector,
+    TorchSettings,
+    parse_steps,
+)
 from rocanalyze.errors import UserError
 
 torch = pytest.importorskip("torch")
@@ -19,11 +27,12 @@ def test_parse_steps() -> None:
     assert parse_steps("5") == Schedule(1, 1, 5)
     assert parse_steps("2, 1, 4") == Schedule(2, 1, 4)
     assert Schedule(2, 1, 4).describe() == "steps 4-7 (wait 2, warmup 1)"
-    for bad in ("0", "a", "1,2", "1,-1,3", "2,1,0"):
+    assert parse_steps("all") == parse_steps(" ALL ") == ALL_STEPS == FirstSteps(None)
+    for bad in ("0", "a", "1,2", "1,-1,3", "2,1,0", "al"):
         with pytest.raises(UserError) as err:
             parse_steps(bad)
         assert str(err.value) == (f"--steps {bad!r}: expected ACTIVE or WAIT,WARMUP,ACTIVE (non-negative "
-                                  "integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5")
+                                  "integers, ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5, or all")
 
 
 def _train(n: int) -> None:
@@ -65,6 +74,36 @@ def test_schedule_records_only_the_active_steps(tmp_path: Path) -> None:
         facts = collector.stop()
     assert facts["schedule"] == {"wait": 1, "warmup": 1, "active": 2} and "schedule_note" not in facts
     assert _step_events(tmp_path / "trace.json.gz") == ["ProfilerStep#2", "ProfilerStep#3"]
+
+
+def test_default_records_the_first_steps_then_stops(tmp_path: Path) -> None:
+    collector = TorchCollector(tmp_path, TorchSettings())
+    assert collector.settings.schedule == FirstSteps(FIRST_STEPS)
+    collector.start()
+    try:
+        _train(FIRST_STEPS + 15)                          # the script runs on after the recorded steps
+    finally:
+        facts = collector.stop()
+    assert facts["steps"] == FIRST_STEPS + 15 and facts["trace"] == "trace.json.gz"
+    assert facts["schedule"] == {"first_steps": FIRST_STEPS}
+    assert facts["schedule_note"] == (f"recorded steps 1-{FIRST_STEPS} of the {FIRST_STEPS + 15} the script ran "
+                                      "(the default); --steps all records every step, --steps WAIT,WARMUP,ACTIVE "
+                                      "others")
+    # steps 1..20 are ProfilerStep#0..#19; nothing after the last recorded step (no tail range either)
+    assert _step_events(tmp_path / "trace.json.gz") == sorted(f"ProfilerStep#{i}" for i in range(FIRST_STEPS))
+    events = json.loads(gzip.decompress((tmp_path / "trace.json.gz").read_bytes()))["traceEvents"]
+    assert sum(e.get("name") == "Optimizer.step#SGD.step" for e in events) == FIRST_STEPS
+
+
+def test_all_records_every_step(tmp_path: Path) -> None:
+    collector = TorchCollector(tmp_path, TorchSettings(schedule=ALL_STEPS))
+    collector.start()
+    try:
+        _train(FIRST_STEPS + 5)
+    finally:
+        facts = collector.stop()
+    assert "schedule_note" not in facts and "schedule" not in facts
+    assert len(_step_events(tmp_path / "trace.json.gz")) == FIRST_STEPS + 6   # + the tail after the last step
 
 
 def test_too_few_steps_for_the_schedule_is_said(tmp_path: Path) -> None:
