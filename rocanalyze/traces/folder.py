@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,31 @@ def _read_all(root: Path, progress: bool) -> tuple[list[EventTable], list[str]]:
         except UserError as exc:
             notes.append(f"skipped {rel}: {str(exc).split(': ', 1)[-1]}")
     return tables, notes
+
+
+def drop_step_tail(table: EventTable) -> None:
+    """Leave out the tail range of a `rocanalyze profile` trace: it is not a step.
+
+    torch names the range after the N-th profiler.step() call ProfilerStep#N, and only the next
+    step() closes it; the profiler's stop closes the last one. run.json beside the trace says how
+    many steps the script marked (S), so ProfilerStep#N with N >= S is the tail after the last step:
+    whatever the script did after it (an evaluation, a benchmark) would count as a step otherwise.
+    """
+    if not table.paths or not len(table.annotations):
+        return
+    try:
+        info = json.loads((Path(table.paths[0]).parent / "run.json").read_text())
+        marked = int(info["torch"]["steps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return          # not a profile run folder, or no torch pass: nothing says where steps end
+    ann = table.annotations
+    numbers = pd.to_numeric(ann["name"].astype(str).str.extract(r"#(\d+)\s*$")[0], errors="coerce")
+    tail = (ann["kind"] == "step").to_numpy() & (numbers >= marked).to_numpy() & (marked >= 1)
+    if tail.any():
+        names = ", ".join(ann["name"].astype(str)[tail].tolist()[:3])
+        table.annotations = ann[~tail].reset_index(drop=True)
+        table.notes = [*table.notes, f"left out {names}: the tail after the script's last step (run.json: "
+                                     f"{marked} steps), not a step"]
 
 
 def _signature(table: EventTable) -> tuple[int, int, int, int]:
@@ -136,6 +162,8 @@ def read_folder(root: Path, *, progress: bool = False) -> EventTable:
             if t.source_format != "kineto":
                 notes.append(f"not joined: {Path(t.paths[0]).name} ({t.source_format}, another profiler's clock)")
         _ranks(kineto, notes)
+        for t in kineto:
+            drop_step_tail(t)
         table = merge.concat(kineto, "kineto")
     else:
         table = merge.concat(_rocprof(traces, notes))
@@ -146,7 +174,7 @@ def read_folder(root: Path, *, progress: bool = False) -> EventTable:
         table.gpu = make_frame(GPU_COLUMNS, {}, 0)
     table.paths = [str(root)]
     table.metadata["files"] = [p for t in tables for p in t.paths]
-    table.notes = table.notes + notes
+    table.notes = list(dict.fromkeys(table.notes + notes))   # ranks often say the same thing
     dropped = sum(int(t.quality.get("dropped_events") or 0) for t in traces)
     table.quality = quality.assess(table, dropped=dropped)
     return table

@@ -130,3 +130,30 @@ def test_known_bottleneck_comes_first(name):
         assert a.idle_us > 0.5 * a.window_us
     if kind == "pattern":  # the pattern's own recommendation leads the list
         assert a.recommendations[0]["id"] == what.replace("_", "-"), [r["id"] for r in a.recommendations]
+
+
+def test_the_tail_after_the_last_step_is_not_a_step(tmp_path):
+    # `rocanalyze profile` of big_gemm.py on the H200: 8 marked steps, then the script times 115 more
+    # GEMMs with device events (event_tflops) after the last marker. torch keeps that work in
+    # ProfilerStep#8, the tail range the profiler's stop closes; run.json says the script marked 8.
+    run = data_path("e2e_gpu", "h200_20261129", "big_gemm")
+    events = json.loads(gzip.decompress((run / "trace.json.gz").read_bytes()))["traceEvents"]
+    steps = sorted(int(e["name"].split("#")[1]) for e in events if e.get("ph") == "X"
+                   and e.get("name", "").startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation")
+    assert steps == list(range(9))
+    assert json.loads((run / "run.json").read_text())["torch"]["steps"] == 8
+    a = analyze(run)
+    assert a.window["steps"] == [f"ProfilerStep#{i}" for i in range(1, 8)]   # #0 is start-up, #8 the tail
+    assert "left out ProfilerStep#8: the tail after the script's last step (run.json: 8 steps), not a step" in a.notes
+    # 5 GEMMs per step: the window holds 35 of them, not the tail's
+    gemms = [k for k in a.kernels if k["category"] == "gemm"]
+    assert sum(k["calls"] for k in gemms) == 35
+    assert "noisy-steps" not in [r["id"] for r in a.recommendations]
+    assert max(s["dur_us"] for s in a.steps) < 1.2 * min(s["dur_us"] for s in a.steps)
+    # the trace file read alone from its run folder: the same window
+    assert analyze(run / "trace.json.gz").window["steps"] == a.window["steps"]
+    # without run.json nothing says where the steps end: the tail counts as a step, with its 115 GEMMs
+    (tmp_path / "trace.json.gz").write_bytes((run / "trace.json.gz").read_bytes())
+    alone = analyze(tmp_path)
+    assert alone.window["steps"][-1] == "ProfilerStep#8"
+    assert sum(k["calls"] for k in alone.kernels if k["category"] == "gemm") == 150
