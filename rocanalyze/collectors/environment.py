@@ -74,9 +74,18 @@ def driver_version() -> dict[str, str]:
             text = Path(path).read_text().strip()
         except OSError:
             continue
-        match = re.search(r"Kernel Module\s+(\S+)", text) if key == "nvidia" else None
-        out[key] = match.group(1) if match else text.splitlines()[0]
+        out[key] = nvidia_driver_version(text) if key == "nvidia" else text.splitlines()[0]
     return out
+
+
+def nvidia_driver_version(banner: str) -> str:
+    """The version in /proc/driver/nvidia/version: the first dotted number after 'Kernel Module'.
+
+    The proprietary module writes 'Kernel Module  570.86.15', the open one 'Open Kernel Module for
+    x86_64  580.159.04': the word after 'Module' is not always the version.
+    """
+    match = re.search(r"Kernel Module\b.*?\s(\d+\.\d+(?:\.\d+)*)\b", banner)
+    return match.group(1) if match else banner.splitlines()[0]
 
 
 def torch_facts(torch: Any) -> dict[str, Any]:

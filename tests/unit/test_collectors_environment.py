@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rocanalyze.collectors import environment
-from rocanalyze.collectors.environment import REDACTED
+from rocanalyze.collectors.environment import REDACTED, nvidia_driver_version
 
 
 def test_only_allowlisted_variables_are_recorded() -> None:
@@ -69,3 +69,17 @@ def test_versions_of_packages_not_imported() -> None:
 
     assert environment.module_version("json_no_such_module", ("pytest",)) == metadata.version("pytest")
     assert environment.module_version("no_such_module_xyz") is None
+
+
+@pytest.mark.parametrize(("banner", "version"), [
+    # the open kernel module (the lent H100/H200 run it): the word after "Module" is "for"
+    ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  555.58.02  Release Build  "
+     "(dvs-builder@U16-I3-B03-4-3)  Tue Jun 25 01:26:03 UTC 2024\nGCC version:  gcc version 14.2.1", "555.58.02"),
+    ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  560.35.03  Release Build  (VirtualGPU)", "560.35.03"),
+    # the proprietary module
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.76  Mon Sep 12 19:21:56 UTC 2022\n"
+     "GCC version:  gcc version 7.5.0 (Ubuntu 7.5.0-3ubuntu1~18.04)", "515.76"),
+    ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  440.95.01  Thu May 28 07:03:08 UTC 2020", "440.95.01"),
+])
+def test_nvidia_driver_version_from_the_proc_banner(banner: str, version: str) -> None:
+    assert nvidia_driver_version(banner) == version
