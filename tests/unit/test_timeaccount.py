@@ -149,6 +149,7 @@ def test_the_tail_after_the_last_step_is_not_a_step(tmp_path):
     gemms = [k for k in a.kernels if k["category"] == "gemm"]
     assert sum(k["calls"] for k in gemms) == 35
     assert "noisy-steps" not in [r["id"] for r in a.recommendations]
+    assert a.patterns == []     # the script's closing torch.cuda.synchronize() is in the tail, not a step
     assert max(s["dur_us"] for s in a.steps) < 1.2 * min(s["dur_us"] for s in a.steps)
     # the trace file read alone from its run folder: the same window
     assert analyze(run / "trace.json.gz").window["steps"] == a.window["steps"]
