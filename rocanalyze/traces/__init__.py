@@ -62,9 +62,9 @@ def read(path: str | Path, *, progress: bool = False) -> EventTable:
         raise UserError(f"not a trace format rocanalyze reads (it reads: {format_names()})", path)
     table = module.read(path, progress=progress)
     if table.source_format == "kineto":
-        from rocanalyze.traces.folder import drop_step_tail
+        from rocanalyze.traces.folder import use_run_record
 
-        drop_step_tail(table)   # a trace.json.gz read alone, inside its run folder
+        use_run_record(table)   # a trace.json.gz read alone, inside its run folder
     if table.metadata.get("not_a_trace"):
         raise UserError(f"{table.source_format} describes the machine but holds no events: "
                         "give the trace file or the whole output folder", path)

@@ -70,29 +70,33 @@ def _read_all(root: Path, progress: bool) -> tuple[list[EventTable], list[str]]:
     return tables, notes
 
 
-def drop_step_tail(table: EventTable) -> None:
-    """Leave out the tail range of a `rocanalyze profile` trace: it is not a step.
+def use_run_record(table: EventTable) -> None:
+    """What a `rocanalyze profile` run's run.json says about its trace: which steps it recorded, and
+    where its last step ends.
 
     torch names the range after the N-th profiler.step() call ProfilerStep#N, and only the next
     step() closes it; the profiler's stop closes the last one. run.json beside the trace says how
     many steps the script marked (S), so ProfilerStep#N with N >= S is the tail after the last step:
     whatever the script did after it (an evaluation, a benchmark) would count as a step otherwise.
     """
-    if not table.paths or not len(table.annotations):
+    if not table.paths:
         return
     try:
-        info = json.loads((Path(table.paths[0]).parent / "run.json").read_text())
-        marked = int(info["torch"]["steps"])
+        facts = json.loads((Path(table.paths[0]).parent / "run.json").read_text())["torch"]
+        marked = int(facts["steps"])
     except (OSError, ValueError, KeyError, TypeError):
         return          # not a profile run folder, or no torch pass: nothing says where steps end
+    notes = [f"run.json: {facts['schedule_note']}"] if facts.get("schedule_note") else []
     ann = table.annotations
-    numbers = pd.to_numeric(ann["name"].astype(str).str.extract(r"#(\d+)\s*$")[0], errors="coerce")
-    tail = (ann["kind"] == "step").to_numpy() & (numbers >= marked).to_numpy() & (marked >= 1)
-    if tail.any():
-        names = ", ".join(ann["name"].astype(str)[tail].tolist()[:3])
-        table.annotations = ann[~tail].reset_index(drop=True)
-        table.notes = [*table.notes, f"left out {names}: the tail after the script's last step (run.json: "
-                                     f"{marked} steps), not a step"]
+    if len(ann) and marked >= 1:
+        numbers = pd.to_numeric(ann["name"].astype(str).str.extract(r"#(\d+)\s*$")[0], errors="coerce")
+        tail = (ann["kind"] == "step").to_numpy() & (numbers >= marked).to_numpy()
+        if tail.any():
+            names = ", ".join(ann["name"].astype(str)[tail].tolist()[:3])
+            table.annotations = ann[~tail].reset_index(drop=True)
+            notes.append(f"left out {names}: the tail after the script's last step (run.json: {marked} steps), "
+                         "not a step")
+    table.notes = [*table.notes, *notes]
 
 
 def _signature(table: EventTable) -> tuple[int, int, int, int]:
@@ -163,7 +167,7 @@ def read_folder(root: Path, *, progress: bool = False) -> EventTable:
                 notes.append(f"not joined: {Path(t.paths[0]).name} ({t.source_format}, another profiler's clock)")
         _ranks(kineto, notes)
         for t in kineto:
-            drop_step_tail(t)
+            use_run_record(t)
         table = merge.concat(kineto, "kineto")
     else:
         table = merge.concat(_rocprof(traces, notes))

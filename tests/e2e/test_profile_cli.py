@@ -89,6 +89,27 @@ def test_crash_keeps_the_trace_and_returns_1(tmp_path: Path, script: Path, capsy
     assert {"ProfilerStep#0", "ProfilerStep#1"} <= _trace_names(run)      # the trace up to the crash
 
 
+def test_long_run_records_the_first_steps_and_says_so(tmp_path: Path, script: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    assert main(["profile", "-o", str(run), str(script), "--steps", "45"]) == 0
+    out = capsys.readouterr().out
+    note = ("recorded steps 1-20 of the 45 the script ran (the default); --steps all records every step, "
+            "--steps WAIT,WARMUP,ACTIVE others")
+    assert "trained 45" in out and f"rocanalyze: {note}\n" in out
+    assert _run_json(run)["torch"]["schedule"] == {"first_steps": 20}
+    steps = {n for n in _trace_names(run) if n.startswith("ProfilerStep#")}
+    assert steps == {f"ProfilerStep#{i}" for i in range(20)}
+    analysis = json.loads((run / "analysis.json").read_text())
+    assert f"run.json: {note}" in analysis["notes"]                  # the report says it too
+    assert f"run.json: {note}" in (run / "report.html").read_text()
+    # --steps all: every step and the tail after the last one
+    every = tmp_path / "every"
+    assert main(["profile", "--no-report", "--steps", "all", "-o", str(every), str(script), "--steps", "45"]) == 0
+    assert {n for n in _trace_names(every) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(46)}
+    assert _run_json(every)["profile_command"][:4] == ["rocanalyze", "profile", "--steps", "all"]
+
+
 def test_sys_exit_code_is_returned(tmp_path: Path, script: Path) -> None:
     run = tmp_path / "run"
     assert main(["profile", "--no-report", "-o", str(run), str(script), "--end", "exit3"]) == 3
