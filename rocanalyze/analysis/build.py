@@ -235,14 +235,15 @@ def _aggregate_only(table: EventTable, base: dict) -> Analysis:
     from rocanalyze.analysis.classify import classify_kernel
 
     agg = table.aggregates.copy()
-    agg["category"] = [c if c else classify_kernel(n) for n, c in zip(agg["name"].astype(str),
-                                                                       agg["category"].astype(str), strict=True)]
+    agg["category"] = [c if c else classify_kernel(n, op or None)
+                       for n, c, op in zip(agg["name"].astype(str), agg["category"].astype(str),
+                                           agg["op"].astype(str), strict=True)]
     total = int(agg["total_ns"].sum())
     cats = agg.groupby("category", observed=True)["total_ns"].sum().sort_values(ascending=False)
     kernels = [{"name": str(r.name), "display": display_name(str(r.name)), "category": str(r.category),
                 "kind": str(r.kind), "calls": int(r.calls),
                 "total_us": r.total_ns / NS_PER_US, "mean_us": r.total_ns / NS_PER_US / max(1, r.calls),
-                "min_us": None, "max_us": None, "share": r.total_ns / total if total else 0.0, "op": None,
+                "min_us": None, "max_us": None, "share": r.total_ns / total if total else 0.0, "op": str(r.op) or None,
                 "module": None, "per_step_us": None, "tflops": None, "gbps": None, "occupancy": None}
                for r in agg.sort_values("total_ns", ascending=False).itertuples()]
     return _finish(Analysis(

@@ -22,13 +22,14 @@ from rocanalyze.traces import (
     rocprof_json,
     rocprofv2_log,
     rocprofv3_json,
+    tracelens_csv,
 )
 from rocanalyze.traces.schema import DeviceInfo, EventTable
 from rocanalyze.traces.source import read_head
 
 # order matters only where two sniffs could both accept: the more specific first
 FORMATS: tuple[ModuleType, ...] = (rocprofv3_json, rocprof_json, kineto, rocpd, rocprof_compute, rocprof_csv,
-                                   rocprofv2_log)
+                                   tracelens_csv, rocprofv2_log)
 
 __all__ = ["FORMATS", "DeviceInfo", "EventTable", "detect", "read"]
 

@@ -192,3 +192,7 @@ GPU_COLUMNS = GPU_COLUMNS + (
     Column("wave_size", "int32", -1, "lanes", "wavefront size of the dispatch when the profiler recorded it"),
     Column("dispatch_id", "int64", -1, doc="profiler's dispatch id (rocprof, rocprofv3); -1 unknown"),
 )
+# the operator that launched an aggregated kernel, when the summary says (TraceLens' "Parent cpu_op")
+AGGREGATE_COLUMNS = AGGREGATE_COLUMNS + (
+    Column("op", "category", "", doc="launching operator (aten::addmm), empty when the summary does not say"),
+)
