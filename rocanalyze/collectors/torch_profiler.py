@@ -7,6 +7,7 @@ the trace of what ran (torch.profiler's stop() fires on_trace_ready for an activ
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,9 @@ class FirstSteps:
 
 
 ALL_STEPS = FirstSteps(None)
+
+# A recording still open after this long is announced before it is saved (Ctrl-C, --steps all).
+SAY_SAVING_AFTER_S = 30.0
 
 
 def parse_steps(text: str) -> Schedule | FirstSteps:
@@ -175,6 +179,10 @@ class TorchCollector:
                 self._sample_memory()
             except RuntimeError as err:      # the script died of a device error: keep the trace anyway
                 facts["memory_note"] = f"last memory sample failed: {str(err).splitlines()[0]}"
+        recorded_s = time.perf_counter() - self._t0
+        if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
+            print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} steps); "
+                  "a long recording takes torch.profiler a while", file=sys.stderr, flush=True)
         self._prof.stop()                 # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None

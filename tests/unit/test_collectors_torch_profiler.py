@@ -124,3 +124,23 @@ def test_memory_on_cpu_says_there_is_no_device_memory(tmp_path: Path) -> None:
     collector.start()
     facts = collector.stop()
     assert facts["memory"] == {"peak_bytes": None, "timeline": [], "note": "no GPU: device memory not recorded"}
+
+
+def test_a_long_open_recording_is_announced_before_saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from rocanalyze.collectors import torch_profiler
+
+    monkeypatch.setattr(torch_profiler, "SAY_SAVING_AFTER_S", 0.0)   # every recording counts as long here
+    collector = TorchCollector(tmp_path / "all", TorchSettings(schedule=ALL_STEPS))
+    (tmp_path / "all").mkdir()
+    collector.start()
+    _train(3)
+    collector.stop()
+    err = capsys.readouterr().err
+    assert "rocanalyze: saving the trace of " in err and "s of recording (3 steps)" in err
+    # the default already saved steps 1-20 while the script ran: nothing is left to announce at the end
+    collector = TorchCollector(tmp_path, TorchSettings())
+    collector.start()
+    _train(FIRST_STEPS + 2)
+    collector.stop()
+    assert "saving the trace" not in capsys.readouterr().err
