@@ -34,7 +34,7 @@ class Schedule:
 
 # Without --steps: record from the start (start-up included) through this step, then let the script
 # run on unrecorded. Recording a whole training run grows the trace without bound: on an H200, 25 s
-# of a launch-bound loop (about 3 million events) took torch.profiler over three minutes to save.
+# of a launch-bound loop (an estimated 3 million events) took torch.profiler over three minutes to save.
 FIRST_STEPS = 20
 
 
