@@ -44,9 +44,6 @@ class FirstSteps:
 
     count: int | None = FIRST_STEPS
 
-    def describe(self) -> str:
-        return "every step" if self.count is None else f"steps 1-{self.count}"
-
 
 ALL_STEPS = FirstSteps(None)
 
@@ -194,7 +191,7 @@ class TorchCollector:
                                           f"needs {needed}")
         elif sched.count is not None and self.driver.steps > sched.count:
             facts["schedule"] = {"first_steps": sched.count}
-            facts["schedule_note"] = (f"recorded {sched.describe()} of the {self.driver.steps} the script ran "
+            facts["schedule_note"] = (f"recorded steps 1-{sched.count} of the {self.driver.steps} the script ran "
                                       "(the default); --steps all records every step, --steps WAIT,WARMUP,ACTIVE "
                                       "others")
         if self.settings.memory:
