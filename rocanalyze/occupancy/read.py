@@ -36,7 +36,7 @@ def _text(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise UserError(f"not a kernel file (binary data at byte {err.start}); expected {FORMATS}",
+        raise UserError(_not_a_kernel_file(f"not a kernel file (binary data at byte {err.start})", path),
                         path) from err
 
 
@@ -91,7 +91,7 @@ def read_kernels(path: str | Path) -> list[KernelResources]:
         except ValueError as err:
             raise UserError(f"invalid JSON ({err})", path) from err
         if not triton.is_metadata(obj):
-            raise UserError(f"JSON that is not Triton kernel metadata; expected {FORMATS}", path)
+            raise UserError(_not_a_kernel_file("JSON that is not Triton kernel metadata", path), path)
         return _read_triton_json(text, path)
     if asm.sniff(text):
         return _with_triton_files(asm.read_asm_text(text, source), path)
@@ -100,7 +100,15 @@ def read_kernels(path: str | Path) -> list[KernelResources]:
         if "asm" in files or "code" in files:
             return read_kernels(files.get("asm") or files["code"])
         return [triton.kernel_from_ttgir(text, source)]
-    raise UserError(f"not a kernel file; expected {FORMATS}", path)
+    raise UserError(_not_a_kernel_file("not a kernel file", path), path)
+
+
+def _not_a_kernel_file(what: str, path: Path) -> str:
+    """The error for a file no kernel reader takes: what it is when known (a trace), else what is read."""
+    from rocanalyze.filekind import why_not_a_kernel_file
+
+    why = why_not_a_kernel_file(path)
+    return f"not a kernel file: {why}" if why else f"{what}; expected {FORMATS}"
 
 
 def _primaries(folder: Path) -> list[Path]:
@@ -143,7 +151,10 @@ def read_paths(paths: list[str | Path]) -> tuple[list[KernelResources], list[str
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        files.extend(_primaries(path) if path.is_dir() else [path])
+        found = _primaries(path) if path.is_dir() else [path]
+        if not found:
+            errors.append(str(UserError(f"no kernel files in this folder; expected {FORMATS}", path)))
+        files.extend(found)
     for path in files:
         key = (str(path.parent.resolve()), triton.stem(path)) if path.is_file() else (str(path), "")
         if path.is_file() and key in seen and triton.siblings(path):

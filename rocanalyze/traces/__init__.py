@@ -60,6 +60,11 @@ def read(path: str | Path, *, progress: bool = False) -> EventTable:
         raise UserError("empty file: not a trace", path)
     module = detect(path)
     if module is None:
+        from rocanalyze.filekind import why_not_a_trace
+
+        why = why_not_a_trace(path, read_head(path))
+        if why:
+            raise UserError(f"not a trace: {why}", path)
         raise UserError(f"not a trace format rocanalyze reads (it reads: {format_names()})", path)
     table = module.read(path, progress=progress)
     if table.source_format == "kineto":
