@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rocanalyze.reports.markdown import code, escape
+from rocanalyze.reports.text import steps_word
 
 TOP_DETAIL = 15
 
@@ -13,8 +14,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     """Markdown (str): summary line, step and category table, top kernel (or op) changes."""
     b, n = result["base"], result["new"]
     out = ["## rocanalyze compare", "", f"**{escape(result['summary'], False)}**", "",
-           f"BASE: `{code(str(b['source']))}` ({escape(str(b['device']))}, {b['steps']} steps) · "
-           f"NEW: `{code(str(n['source']))}` ({escape(str(n['device']))}, {n['steps']} steps)", ""]
+           f"BASE: `{code(str(b['source']))}` ({escape(str(b['device']))}, {steps_word(b['steps'])}) · "
+           f"NEW: `{code(str(n['source']))}` ({escape(str(n['device']))}, {steps_word(n['steps'])})", ""]
     if result["cross_vendor"]:
         out += ["*Different vendors: kernel names differ, so kernels are compared by category and op.*", ""]
     out += [f"Noise: mean ± std over n steps; *significant* = beyond ±{result['margin_pct']:g}% and Welch's "

@@ -69,6 +69,7 @@ def headline(a: Analysis) -> dict[str, Any]:
     return {
         "window": fmt_us(a.window_us), "how": a.window.get("how", ""),
         "steps": len(a.window.get("steps") or []),
+        "steps_note": _steps_note(a),
         "busy_pct": fmt_pct((a.busy_us or 0.0) / window) if window else "n/a",
         "idle_pct": fmt_pct((a.idle_us or 0.0) / window) if window else "n/a",
         "dominant": dom[0] if dom else "n/a",
@@ -82,6 +83,19 @@ def headline(a: Analysis) -> dict[str, Any]:
         "idle_cause": _top_idle(a),
         "no_rule": "" if first else no_rule_summary(a),
     }
+
+
+def steps_word(count: int) -> str:
+    """'1 step', '3 steps'; 'no step markers' for 0 (the window is then the trace's steady state)."""
+    if count == 0:
+        return "no step markers"
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
+def _steps_note(a: Analysis) -> str:
+    """How many steps the window holds, where its name does not already say ("steps 2-7" does)."""
+    count = len(a.window.get("steps") or [])
+    return "" if not count or str(a.window.get("how", "")).startswith("step") else steps_word(count)
 
 
 def no_rule_summary(a: Analysis) -> str:

@@ -80,7 +80,9 @@ def test_cross_vendor_compares_by_category_and_op() -> None:
     names = [row["name"] for row in r["detail"]]
     assert any(n.startswith("aten::mm [[8192, 8192], [8192, 8192]]") for n in names)  # the H100 side
     assert any(n.startswith("aten::mm [[32768, 2048], [2048, 8192]") for n in names)  # the MI300X side
-    assert "Different vendors" in render_markdown(r)
+    md = render_markdown(r)
+    assert "Different vendors" in md
+    assert "(AMD Instinct MI300X, no step markers) · NEW: " in md and "(NVIDIA H100 SXM5, 3 steps)" in md
 
 
 @pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")

@@ -170,3 +170,8 @@ def test_gpu_card_says_how_the_gpu_was_chosen() -> None:
     assert card(h100("big_gemm")) == "from the trace"
     chosen = analyze(data_path("torch_profiler", "h100_captures", "big_gemm.json.gz"), gpu="h200")
     assert card(chosen) == "set by --gpu"
+
+
+def test_window_card_does_not_count_the_steps_its_range_names() -> None:
+    page = html.render(h100("launch_bound"))  # the window is steps 2-4
+    assert '<div class="s">steps 2-4</div>' in page and "3 steps" not in page
