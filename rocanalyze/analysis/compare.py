@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any
 
-from rocanalyze.analysis.kernels import display_name
+from rocanalyze.analysis.demangle import demangle
 from rocanalyze.analysis.result import Analysis
 
 DEFAULT_MARGIN_PCT = 2.0  # seed 000: "within noise margin: ±2%" on repeated runs of one workload
@@ -138,7 +138,7 @@ def _kernel_key(kernel: dict) -> str:
     """A kernel's name for matching across runs: demangled, so a run recorded with mangled names
     (rocprofv3 --mangled-kernels, code-object symbols) matches one recorded demangled."""
     name = str(kernel.get("name", ""))
-    return display_name(name) or name
+    return demangle(name.strip()) or name  # not the display outline: distinct kernels may share one
 
 
 def _kernels_by_key(a: Analysis) -> dict[str, dict]:

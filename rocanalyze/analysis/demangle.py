@@ -44,16 +44,19 @@ def available() -> bool:
 
 
 # Builtin types newer than some C++ runtimes (libstdc++ 12 does not know std::bfloat16_t, which aiter's
-# and CK's kernels take), spelled as vendor-extended types (`u <length> <name>`), which every
-# demangler prints as the name itself: the text comes out as a current c++filt prints it.
-_NEW_BUILTINS = re.compile(r"DF16b|D([BU])(\d+)_")
+# and CK's kernels take, nor _Float16, which FlashMLA's ROCm port takes), spelled as vendor-extended
+# types (`u <length> <name>`), which every demangler prints as the name itself: the text comes out as a
+# current c++filt prints it.
+_NEW_BUILTINS = re.compile(r"DF16b|DF(\d+)_|D([BU])(\d+)_")
 
 
 def _vendor_spelling(match: re.Match[str]) -> str:
     if match.group(0) == "DF16b":
         text = "std::bfloat16_t"
+    elif match.group(1):
+        text = f"_Float{match.group(1)}"
     else:
-        text = ("unsigned " if match.group(1) == "U" else "") + f"_BitInt({match.group(2)})"
+        text = ("unsigned " if match.group(2) == "U" else "") + f"_BitInt({match.group(3)})"
     return f"u{len(text)}{text}"
 
 
@@ -94,3 +97,71 @@ def _demangle(symbol: str) -> str | None:
     finally:
         free(buffer)
     return text if status.value == 0 else None
+
+
+_LENGTH = re.compile(r"\d+")
+_SUBSTITUTION = re.compile(r"S([0-9A-Z]*)_")
+_MEMBER_QUALIFIERS = "rVKRO"  # cv- and ref-qualifiers that open a member function's nested name
+
+
+def outline(symbol: str) -> str | None:
+    """`ns::kernel<first::argument<…>…>`: the qualified name at the head of a mangled symbol, with the
+    head of its first template argument (CUTLASS's `Kernel<...>` says what it runs only there).
+
+    For the symbols no runtime demangler takes: CK and CUTLASS kernels nest templates deeper than the
+    demangler's recursion limit (c++filt prints them only with --no-recurse-limit), and newer manglings
+    (`Tn` template parameters) are unknown to older runtimes. A person still reads which kernel it is.
+    None when the symbol is not mangled or its head cannot be read.
+    """
+    symbol = _NVCC_STATIC_PREFIX.sub("", symbol.strip())
+    if not symbol.startswith("_Z"):
+        return None
+    prefixes: list[str] = []  # the head's prefixes, in order: what S_, S0_, S1_ ... refer to
+    head, at = _qualified_name(symbol, 2, prefixes)
+    if head is None:
+        return None
+    if not symbol.startswith("I", at):
+        return head
+    argument, end = _qualified_name(symbol, at + 1, prefixes)
+    if argument is None:
+        return f"{head}<…>"
+    return f"{head}<{argument}{'<…>' if symbol.startswith('I', end) else ''}…>"
+
+
+def _qualified_name(symbol: str, at: int, prefixes: list[str]) -> tuple[str | None, int]:
+    """The `a::b::c` name mangled at `at` (a <source-name> or an N...E nested name; a leading
+    substitution S_/S<n>_ refers to `prefixes`) and where it ends: at its template arguments, if any."""
+    nested = symbol.startswith("N", at)
+    if nested:
+        at += 1
+        while at < len(symbol) and symbol[at] in _MEMBER_QUALIFIERS:
+            at += 1
+    parts: list[str] = []
+    while at < len(symbol):
+        substitution = _SUBSTITUTION.match(symbol, at) if not parts else None
+        if symbol.startswith("St", at) and not parts:
+            parts.append("std")
+            at += 2
+            continue
+        if substitution is not None and substitution.group(1) != "t":
+            index = 0 if not substitution.group(1) else int(substitution.group(1), 36) + 1
+            if index >= len(prefixes):
+                return None, at
+            parts.append(prefixes[index])
+            at = substitution.end()
+            continue
+        length = _LENGTH.match(symbol, at)
+        if length is None:
+            break  # template arguments, end of the name, or a form (operator, local name) not read here
+        at = length.end()
+        ident = symbol[at:at + int(length.group())]
+        if len(ident) < int(length.group()):
+            return None, at  # cut short
+        at += len(ident)
+        parts.append("(anonymous namespace)" if ident.startswith("_GLOBAL__N") else ident)
+        prefixes.append("::".join(parts))
+        if not nested:
+            break
+    if not parts:
+        return None, at
+    return "::".join(parts), at

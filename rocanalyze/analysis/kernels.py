@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rocanalyze.analysis.demangle import demangle
+from rocanalyze.analysis.demangle import demangle, outline
 from rocanalyze.analysis.window import Window
 
 NS_PER_US = 1000.0
@@ -50,8 +50,9 @@ def kernel_table(gpu: pd.DataFrame, ops: pd.DataFrame, window: Window, busy_ns: 
 
 def display_name(name: str) -> str | None:
     """The name to show for a kernel recorded mangled (code-object symbols, `rocprofv3 --mangled-kernels`,
-    aiter's asm kernels): demangled as c++filt would; None when the recorded name reads as it is."""
-    return demangle(name.strip())
+    aiter's asm kernels): demangled as c++filt would, else its qualified name with the template arguments
+    elided (`ck::...::kernel_grouped_conv_fwd_xdl_cshuffle_v3<…>`); None when the recorded name reads as it is."""
+    return demangle(name.strip()) or outline(name)
 
 
 def unclassified_note(kernels: list[dict], min_share: float) -> str | None:

@@ -26,7 +26,7 @@ from rocanalyze.analysis.classify import (
     use_rules_file,
 )
 from rocanalyze.analysis.demangle import available as demangle_available
-from rocanalyze.analysis.demangle import demangle
+from rocanalyze.analysis.demangle import demangle, outline
 from rocanalyze.traces import read
 from rocanalyze.traces.schema import GPU_COLUMNS, OP_COLUMNS, EventTable, make_frame
 from tests.conftest import data_path, realdata_path
@@ -239,8 +239,9 @@ def test_category_does_not_depend_on_the_form_of_the_name() -> None:
 def test_mangled_names_in_real_rocm_traces_demangle() -> None:
     """The mangled kernel names that ROCm traces record (aiter, CK, sgl-kernel, RCCL code objects) all
     demangle, std::bfloat16_t (DF16b) included, which libstdc++ 12 does not know. The few that do not are
-    ones binutils c++filt 2.40 cannot demangle either (newer manglings such as `Tn` template parameters);
-    they fall back to their identifiers."""
+    CK kernels nested deeper than the demangler's recursion limit (binutils c++filt 2.40 prints them only
+    with --no-recurse-limit) and newer manglings (`Tn` template parameters); they classify by their
+    identifiers and are shown by their outline (test below)."""
     names: set[str] = set()
     for parts in (("rocprofv3", "tracelens_mi350x_aorta", "908_results.json.gz"),
                   ("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"),
@@ -257,6 +258,48 @@ def test_mangled_names_in_real_rocm_traces_demangle() -> None:
         "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, std::bfloat16_t, 256, 16, true, false, true, 1>"
         "(std::bfloat16_t*, std::bfloat16_t*, float*, std::bfloat16_t*, std::bfloat16_t*, std::bfloat16_t*, double, "
         "int, int, int, int, int, int, int, bool)")
+
+
+def test_outline_reads_the_head_cxxfilt_prints() -> None:
+    """The outline (for display, where no demangler takes a symbol) is the qualified name and the head of
+    the first template argument: for all 2,193 real symbols both are what c++filt prints, in that order."""
+    rows = _symbol_forms()
+    for mangled, text, _ in rows:
+        shown = outline(mangled)
+        head, _, argument = shown.partition("<")
+        argument = argument.split("<")[0].removesuffix("…>").removesuffix("…")
+        assert head in text and (not argument or f"{head}<{argument}" in text), (shown, text[:200])
+    assert outline("_ZN11onnxruntime4rocm10Fill") is None and outline("vector_add") is None  # cut short; not mangled
+
+
+@pytest.mark.realdata
+def test_symbols_no_runtime_demangles_are_shown_by_their_outline() -> None:
+    """CK's convolutions in the MI300X ResNet trace exceed the demangler's recursion limit, sgl-kernel's
+    activation uses a `Tn` template parameter, cuDNN's CUTLASS convolution on the H100 is nested as deep;
+    FlashMLA's ROCm port takes _Float16 (DF16_), which libstdc++ 12 does not know but now demangles."""
+    from rocanalyze.analysis.kernels import display_name
+
+    shown: dict[str, str] = {}
+    for parts in (("torch_traces", "tracelens", "mi300x_resnet_act_checkpoint_train.json.gz"),
+                  ("torch_traces", "tracelens", "mi300x_sglang_qwen3-8b_decode.json.gz"),
+                  ("torch_traces", "hta", "nvidia_nccl_data.json.gz"),
+                  ("torch_traces", "aiter_fmla", "mi308x_flash_mla_trace.json")):
+        path = realdata_path(*parts)
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as f:
+            for name in set(re.findall(r'"name": ?"(_Z[^"]*)"', f.read())):
+                shown[name] = display_name(name)
+    assert all(shown.values())
+    assert {v for k, v in shown.items() if demangle(k) is None} >= {
+        "ck::tensor_operation::device::kernel_batched_gemm_xdlops_bwd_weight"
+        "<ck::GridwiseGemm_bk0mk1_bk0nk1_mn_xdlops_bwd_weight<…>…>",
+        "ck::tensor_operation::device::(anonymous namespace)::kernel_grouped_conv_fwd_xdl_cshuffle_v3"
+        "<ck::GridwiseGemm_xdl_cshuffle_v3<…>…>",
+        "sgl_hip::activation::act_and_mul_kernel<__hip_bfloat16…>",
+        "cutlass_cudnn_train::Kernel<cutlass_cudnn_train::conv::kernel::ImplicitGemmConvolution<…>…>"}
+    if demangle_available():
+        assert "void flash_fwd_splitkv_mla_kernel<FlashMlaKernelTrait<576, 512, 16, 64, 4>, _Float16, float, true>" \
+               "(FlashMlaFwdParams)" in shown.values()
 
 
 def test_without_a_runtime_demangler_identifiers_still_classify() -> None:
