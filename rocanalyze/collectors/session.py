@@ -23,6 +23,12 @@ from rocanalyze.collectors.torch_profiler import FirstSteps, Schedule, TorchColl
 from rocanalyze.errors import UserError
 
 COLLECTORS = ("torch", "rocprof", "both")
+COLLECTOR_ALIASES = {"rocprofv3": "rocprof"}  # the tool's own name, which users type
+
+
+def collector_name(text: str) -> str:
+    """The collector `--collector TEXT` means (aliases resolved; an unknown name is left for check())."""
+    return COLLECTOR_ALIASES.get(text.strip().lower(), text.strip().lower())
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import typer
 
 from rocanalyze.collectors.finish import finish_run, print_summary
 from rocanalyze.collectors.runner import Target
-from rocanalyze.collectors.session import ProfileOptions, profile
+from rocanalyze.collectors.session import ProfileOptions, collector_name, profile
 from rocanalyze.collectors.torch_profiler import FirstSteps, parse_steps
 from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.errors import ScriptExit, UserError
@@ -20,7 +20,7 @@ def command(
     module: bool = typer.Option(False, "-m", help="SCRIPT is a module: run it as `python -m MODULE ARGS`."),
     output: Path = typer.Option(None, "-o", "--output", help="Run folder to create (must not exist). "
                                 "Default: ./rocanalyze-<script>-<time>."),
-    collector: str = typer.Option("torch", "--collector", help="torch | rocprof | both."),
+    collector: str = typer.Option("torch", "--collector", help="torch | rocprof (or rocprofv3) | both."),
     steps: str = typer.Option(None, "--steps", metavar="[WAIT,WARMUP,]ACTIVE|all",
                               help="Record only these steps: ACTIVE (after skipping 1 and warming up 1) "
                                    "or WAIT,WARMUP,ACTIVE; `all` records every step. Default: steps 1-20 "
@@ -50,6 +50,7 @@ def command(
       torchrun --nproc-per-node 8 -m rocanalyze profile -o runs/ddp train.py
     """
     use_rules(rules)  # a bad rules file stops here, before the script runs
+    collector = collector_name(collector)
     opts = ProfileOptions(target=_target(module, list(target or []), collector), output=output,
                           collector=collector, schedule=parse_steps(steps) if steps else FirstSteps(),
                           with_stack=with_stack, memory=memory, rocprof_format=rocprof_format)

@@ -78,10 +78,11 @@ def test_rocpd_pass_and_a_crashing_child(tmp_path: Path, script: Path, standin_o
 @pytest.mark.realdata
 def test_non_python_program_after_double_dash(tmp_path: Path, standin_on_path: None) -> None:
     run = tmp_path / "run"
-    assert main(["profile", "--collector", "rocprof", "--no-report", "-o", str(run), "--", "sh", "-c", "exit 4"]) == 4
+    # the tool's own name works as the collector's (what users type)
+    assert main(["profile", "--collector", "rocprofv3", "--no-report", "-o", str(run), "--", "sh", "-c", "exit 4"]) == 4
     info = _run_json(run)
     assert info["command"] == ["sh", "-c", "exit 4"]
-    assert info["profile_command"] == ["rocanalyze", "profile", "--collector", "rocprof", "--", "sh", "-c", "exit 4"]
+    assert info["profile_command"] == ["rocanalyze", "profile", "--collector", "rocprofv3", "--", "sh", "-c", "exit 4"]
     assert info["rocprof"]["command"][-4:] == ["--", "sh", "-c", "exit 4"]
     assert (info["exit_code"], info["error"]) == (4, "rocprofv3 exited with 4")
 
