@@ -82,7 +82,8 @@ def test_non_python_program_after_double_dash(tmp_path: Path, standin_on_path: N
     assert main(["profile", "--collector", "rocprofv3", "--no-report", "-o", str(run), "--", "sh", "-c", "exit 4"]) == 4
     info = _run_json(run)
     assert info["command"] == ["sh", "-c", "exit 4"]
-    assert info["profile_command"] == ["rocanalyze", "profile", "--collector", "rocprofv3", "--", "sh", "-c", "exit 4"]
+    # the command to run it again, spelled canonically
+    assert info["profile_command"] == ["rocanalyze", "profile", "--collector", "rocprof", "--", "sh", "-c", "exit 4"]
     assert info["rocprof"]["command"][-4:] == ["--", "sh", "-c", "exit 4"]
     assert (info["exit_code"], info["error"]) == (4, "rocprofv3 exited with 4")
 
