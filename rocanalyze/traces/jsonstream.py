@@ -21,6 +21,9 @@ import numpy as np
 
 from rocanalyze.errors import UserError
 
+# msgspec raises UnicodeDecodeError (not DecodeError) for invalid UTF-8 inside a string: both mean a corrupt file
+JSON_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
+
 BLOCK = 16 << 20          # bytes read per step: big enough for numpy/msgspec, small next to 1.5 GB
 _WINDOW = 1 << 20         # where the cheap cut is looked for, from the block's end
 _CUT = re.compile(rb"\}\s*,\s*\{")
@@ -87,6 +90,15 @@ def _unshared(buf: bytearray) -> bool:
     return True
 
 
+def _first_invalid_utf8(data: bytearray, lo: int, hi: int) -> int:
+    """Index in `data` of the first byte in data[lo:hi] that is not valid UTF-8 (lo when none is found)."""
+    try:
+        bytes(data[lo:hi]).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return lo + exc.start
+    return lo
+
+
 class EventArray:
     """Iterate decoded batches of the events array; afterwards `rest` holds the other keys' JSON."""
 
@@ -117,6 +129,10 @@ class EventArray:
     def _decode_or_fail(self, data: bytearray, cut: int, skip: int, offset: int) -> list[Any]:
         try:
             return self._decode(data, cut, skip)
+        except UnicodeDecodeError:
+            at = _first_invalid_utf8(data, skip, cut)  # msgspec counts from the start of the string, not the file
+            raise UserError(f"invalid UTF-8 (byte 0x{data[at]:02x}) at byte {offset + at} of the JSON text: the file "
+                            "is corrupt; re-capture or re-copy it", self.path) from None
         except msgspec.DecodeError as exc:
             raise self._fail(f"corrupt JSON ({exc})", offset) from None
 
@@ -158,7 +174,7 @@ class EventArray:
                 continue
             try:
                 batch = self._decode(buf, cut, skip)
-            except msgspec.DecodeError:
+            except JSON_ERRORS:
                 cut = self._exact_cut(buf, skip, n)
                 if cut is None:
                     continue

@@ -13,6 +13,8 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from rocanalyze.traces.jsonstream import JSON_ERRORS
+
 _RAW = msgspec.Raw()
 
 
@@ -178,6 +180,6 @@ def decode_inputs(texts: list[bytes]) -> list[np.ndarray]:
         for i, piece in enumerate(text.split(b"\x00")[:4]):
             try:
                 parts[i][u] = msgspec.json.decode(piece) if piece else None
-            except msgspec.DecodeError:
+            except JSON_ERRORS:
                 parts[i][u] = None
     return [p[codes] if len(codes) else np.empty(0, dtype=object) for p in parts]

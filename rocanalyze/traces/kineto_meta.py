@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from rocanalyze.errors import UserError
+from rocanalyze.traces.jsonstream import JSON_ERRORS
 from rocanalyze.traces.schema import DeviceInfo
 
 # keys copied into EventTable.metadata as they are
@@ -23,7 +24,7 @@ def trace_metadata(rest: bytes, path: Path, meta_events: list[Any]) -> dict[str,
     """The document outside traceEvents, decoded: {'doc': {...}, 'devices': [...], 'rank': int|None}."""
     try:
         doc = msgspec.json.decode(rest) if rest.strip() else {}
-    except msgspec.DecodeError as exc:
+    except JSON_ERRORS as exc:
         raise UserError(f"corrupt JSON outside the event array ({exc})", path) from None
     if isinstance(doc, list):
         doc = {}

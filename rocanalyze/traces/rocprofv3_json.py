@@ -21,6 +21,7 @@ import pandas as pd
 
 from rocanalyze.errors import UserError
 from rocanalyze.traces import dispatch, quality
+from rocanalyze.traces.jsonstream import JSON_ERRORS
 from rocanalyze.traces.links import link_runtime
 from rocanalyze.traces.schema import GPU_COLUMNS, RUNTIME_COLUMNS, DeviceInfo, EventTable, make_frame
 from rocanalyze.traces.source import open_stream
@@ -100,7 +101,7 @@ def read(path: Path, *, progress: bool = False) -> EventTable:
         data = stream.read()
     try:
         doc = msgspec.json.decode(data, type=Document)
-    except msgspec.DecodeError as exc:
+    except JSON_ERRORS as exc:
         raise UserError(f"corrupt or truncated rocprofv3 JSON ({exc})", path) from None
     del data
     gpus, runtimes, devices = [], [], []

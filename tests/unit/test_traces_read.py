@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 from pathlib import Path
 
@@ -119,3 +120,21 @@ def test_truncated_gzip_and_json(tmp_path: Path) -> None:
 def test_cpu_only_fixture_reads_with_quality() -> None:
     table = read(data_path("traces", "cpu_only.json"))
     assert table.quality["gpu_events"] == 0 and table.quality["kernels_without_launch"] is None
+
+
+@pytest.mark.parametrize("parts", [("torch_traces", "hta", "nvidia_alexnet_trace.json.gz"),
+                                   ("rocprof_v1", "aiter_triton_fp4_gemm_gfx950", "profiling_output.json")])
+def test_invalid_utf8_inside_a_name_is_a_user_error_at_its_byte(tmp_path: Path, parts: tuple[str, ...]) -> None:
+    """A flipped byte inside a string (msgspec raises UnicodeDecodeError there, not DecodeError) was a
+    traceback (exit 1); now exit 2 naming the byte, counted in the (decompressed) JSON text."""
+    source = realdata_path(*parts)
+    text = gzip.decompress(source.read_bytes()) if source.suffix == ".gz" else source.read_bytes()
+    key = re.search(rb'"name": ?"', text[len(text) // 2:])
+    at = len(text) // 2 + key.end() + 1  # inside a name, mid-file
+    broken = tmp_path / source.name
+    corrupt = text[:at] + b"\xe3" + text[at + 1:]
+    broken.write_bytes(gzip.compress(corrupt) if source.suffix == ".gz" else corrupt)
+    with pytest.raises(UserError) as err:
+        read(broken)
+    assert str(err.value) == (f"{broken}: invalid UTF-8 (byte 0xe3) at byte {at} of the JSON text: the file is "
+                              "corrupt; re-capture or re-copy it")
