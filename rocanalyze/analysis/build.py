@@ -66,7 +66,8 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
         if isinstance(table.metadata.get("dispatches"), pd.DataFrame) and len(table.metadata["dispatches"]):
             return _untimed_dispatches(table, base)
         if not len(table.ops) and (len(table.runtime) or len(table.annotations)):  # not a CPU-only torch trace
-            return _host_api_only(table, base)
+            # no GPU work: which GPU it was changes nothing, so no "pass --gpu" note
+            return _host_api_only(table, {**base, "notes": list(table.notes) + barrier_note})
         if not allow_empty:
             raise UserError("no GPU activity in this trace (CPU-only profile?)", run.source)
         return Analysis(**{**base, "notes": notes + ["no GPU activity was recorded (CPU-only run or no GPU work)"]},
@@ -284,6 +285,10 @@ def _untimed_dispatches(table: EventTable, base: dict) -> Analysis:
         kernels=kernels, top_kernels=_top(kernels), occupancy=occupancy), table)
 
 
+def _duration(us: float) -> str:
+    return f"{us / 1e3:.1f} ms" if us >= 1e3 else f"{us:.1f} µs"
+
+
 def _host_api_only(table: EventTable, base: dict) -> Analysis:
     """Host API or marker traces (hip_api_trace.csv, marker_api_trace.csv): the calls, no GPU activity."""
     rt = table.runtime if len(table.runtime) else table.annotations
@@ -292,9 +297,9 @@ def _host_api_only(table: EventTable, base: dict) -> Analysis:
     span = (int((rt["start_ns"] + rt["dur_ns"]).max()) - int(rt["start_ns"].min())) / NS_PER_US
     host_api = [{"name": n, "calls": int(r["count"]), "total_us": r["sum"] / NS_PER_US,
                  "mean_us": r["mean"] / NS_PER_US, "max_us": r["max"] / NS_PER_US} for n, r in stats.iterrows()]
-    top = ", ".join(f"{h['name']} {h['total_us'] / 1e3:.1f} ms" for h in host_api[:3])
+    top = ", ".join(f"{h['name']} {_duration(h['total_us'])}" for h in host_api[:3])
     what = "host API calls" if len(table.runtime) else "markers"
-    note = (f"no GPU activity in this trace: it holds {len(rt)} {what} over {span / 1e3:.1f} ms "
+    note = (f"no GPU activity in this trace: it holds {len(rt)} {what} over {_duration(span)} "
             f"(most time in {top}); capture kernels too (rocprofv3 --kernel-trace) to see GPU time")
     return _finish(Analysis(**{**base, "notes": base["notes"] + [note]}, host_api=host_api[:100]), table)
 

@@ -25,10 +25,15 @@ def render(analysis: Analysis, table: EventTable | None = None) -> str:
     if h["failed"] or h["partial"]:
         out += ["> **Warning:** the profiled script " + ("failed" if h["failed"] else "stopped early")
                 + "; this covers what ran before it stopped.", ""]
-    idle = f" · **Idle** {h['idle_pct']}" + (f", {h['idle_cause']}" if h["idle_cause"] else "")
-    how = f" ({escape(h['how'])})" if h["how"] else ""
-    out += [f"**Window** {h['window']}{how} · **GPU busy** {h['busy_pct']}{idle} · "
-            f"**Dominant** {escape(h['dominant'])} ({h['dominant_pct']}) · **GPU** {escape(h['device'])}", ""]
+    if h["scope"]:  # no timeline: say what the input covers instead of a row of n/a
+        line = f"**Input** {escape(h['scope'])}"
+    else:
+        idle = f" · **Idle** {h['idle_pct']}" + (f", {h['idle_cause']}" if h["idle_cause"] else "")
+        how = f" ({escape(h['how'])})" if h["how"] else ""
+        line = f"**Window** {h['window']}{how} · **GPU busy** {h['busy_pct']}{idle}"
+    if h["dominant"] != "n/a":
+        line += f" · **Dominant** {escape(h['dominant'])} ({h['dominant_pct']})"
+    out += [f"{line} · **GPU** {escape(h['device'])}", ""]
     if h["first"]:
         first = h["first"]
         out += [f"**Next step:** {escape(first['title'], False)}: {escape(first['action'], False)}", ""]

@@ -36,8 +36,7 @@ def print_report(console: Console, a: Analysis) -> None:
     """Print the report on a rich console (the CLI passes its own)."""
     h = text.headline(a)
     console.print(Text(text.title(a), style="bold"))
-    console.print(Text(f"window {h['window']} ({h['how']}) · GPU busy {h['busy_pct']} · dominant "
-                       f"{h['dominant']} ({h['dominant_pct']}) · {h['device']}"))
+    console.print(Text(" · ".join(text.headline_parts(h))))
     window = a.window_us or 0.0
     cats = Table(title="GPU time by category", title_justify="left")
     for col, just in (("category", "left"), ("time", "right"), ("share", "right")):

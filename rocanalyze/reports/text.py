@@ -76,6 +76,7 @@ def headline(a: Analysis) -> dict[str, Any]:
         "dominant_pct": _dominant_share(a, dom),
         # aggregate-only inputs have no window: their shares are of the summed kernel time
         "dominant_of": "of the window" if window else "of summed kernel time",
+        "scope": _scope(a, window),
         "device": a.device.get("name") or a.device.get("arch") or "unknown GPU",
         "assumed": bool(a.device.get("assumed")),
         "device_how": _device_how(a),
@@ -83,6 +84,27 @@ def headline(a: Analysis) -> dict[str, Any]:
         "idle_cause": _top_idle(a),
         "no_rule": "" if first else no_rule_summary(a),
     }
+
+
+def headline_parts(h: dict[str, Any]) -> list[str]:
+    """The one-line headline, in parts: window and busy share (or what the input covers), dominant, GPU."""
+    if h["scope"]:
+        parts = [h["scope"]]
+    else:
+        how = f" ({h['how']})" if h["how"] else ""
+        parts = [f"window {h['window']}{how}", f"GPU busy {h['busy_pct']}"]
+    if h["dominant"] != "n/a":
+        parts.append(f"dominant {h['dominant']} ({h['dominant_pct']})")
+    return [*parts, h["device"]]
+
+
+def _scope(a: Analysis, window: float) -> str:
+    """What the input covers when it has no timeline window: said instead of 'window n/a'."""
+    if window:
+        return ""
+    if a.kernels or a.categories_us:
+        return "no timeline: per-kernel totals"
+    return "no GPU activity recorded" + (" (host API calls only)" if a.host_api else "")
 
 
 def steps_word(count: int) -> str:

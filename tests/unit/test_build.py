@@ -92,6 +92,26 @@ def test_host_api_only_trace_summarises_the_calls():
     assert a.host_api and a.host_api[0]["total_us"] == max(h["total_us"] for h in a.host_api)
     assert sum(h["calls"] for h in a.host_api) > 100
     assert any(n.startswith("no GPU activity in this trace: it holds") for n in a.notes)
+    assert not any("pass --gpu" in n for n in a.notes)  # no GPU work: which GPU it was does not matter
+
+
+def test_inputs_without_a_timeline_say_what_they_cover_in_the_headline():
+    """Before: 'window n/a () · GPU busy n/a · dominant n/a (n/a)'. Now the headline says what the input
+    is, in the terminal and the summary, and the small host-API span reads in µs, not '0.0 ms'."""
+    from rocanalyze.reports import markdown, terminal
+
+    api = analyze(realdata_path("rocprofv3", "rocprofiler_sdk_docs", "hsa_api_trace.csv"))
+    assert terminal.render(api, width=200).splitlines()[1] == (
+        "no GPU activity recorded (host API calls only) · unknown GPU")
+    assert "**Input** no GPU activity recorded (host API calls only) · **GPU** unknown GPU" in markdown.render(api)
+    assert any("10 host API calls over 47.3 µs (most time in hsa_amd_agent_iterate_memory_pools 10.5 µs" in n
+               for n in api.notes)
+    totals = analyze(realdata_path("tracelens_reports", "mi300x_bert-small_kernel_summary.csv"))
+    assert terminal.render(totals, width=200).splitlines()[1] == (
+        "no timeline: per-kernel totals · dominant gemm (44.8%) · unknown GPU")
+    timed = analyze(realdata_path("torch_traces", "tracelens", "mi300x_bert-small_inference.json.gz"))
+    assert terminal.render(timed, width=200).splitlines()[1].startswith(
+        "window 3.50 ms (step 6) · GPU busy 11.2% · dominant gemm (5.0%) · AMD Instinct MI300X")
 
 
 def test_run_folder_records_are_attached_and_not_reported_as_skipped(tmp_path):
