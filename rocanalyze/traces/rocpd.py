@@ -59,6 +59,9 @@ def read(path: Path, *, progress: bool = False) -> EventTable:
                             path)
     except sqlite3.DatabaseError as exc:
         raise UserError(f"corrupt SQLite database ({exc})", path) from None
+    except UnicodeDecodeError as exc:  # a damaged byte inside a text value (a kernel name)
+        raise UserError(f"corrupt SQLite database: text that is not UTF-8 ({exc.reason}, byte "
+                        f"0x{exc.object[exc.start]:02x}); re-capture or re-copy it", path) from None
     finally:
         db.close()
     link_runtime(table)

@@ -138,3 +138,25 @@ def test_invalid_utf8_inside_a_name_is_a_user_error_at_its_byte(tmp_path: Path, 
         read(broken)
     assert str(err.value) == (f"{broken}: invalid UTF-8 (byte 0xe3) at byte {at} of the JSON text: the file is "
                               "corrupt; re-capture or re-copy it")
+
+
+def test_non_utf8_text_in_a_sqlite_database_is_a_user_error(tmp_path: Path) -> None:
+    """A damaged byte in the schema text of rocprof's results.db was a traceback (UnicodeDecodeError from
+    the sqlite3 module); one inside a value was already sqlite3's own 'Could not decode' error."""
+    import sqlite3
+
+    source = realdata_path("rocprof_v1", "hip_programming_mi300a", "results.db")
+    data = bytearray(source.read_bytes())
+    data[data.index(b'CREATE TABLE COPY ("BeginNs"') + 20] = 0xE3  # inside the COPY table's column list
+    schema = tmp_path / "schema.db"
+    schema.write_bytes(bytes(data))
+    with pytest.raises(UserError) as err:
+        read(schema)
+    assert str(err.value) == (f"{schema}: corrupt SQLite database: text that is not UTF-8 (invalid continuation "
+                              "byte, byte 0xe3); re-capture or re-copy it")
+    value = tmp_path / "value.db"
+    shutil.copy(source, value)
+    with sqlite3.connect(value) as conn:  # the kernel dispatch's name, its last byte damaged
+        conn.execute("update OPS set Name = cast(x'6b65726e656ce3' as text)")
+    with pytest.raises(UserError, match=r"value.db: corrupt SQLite database \(Could not decode to UTF-8 column"):
+        read(value)
