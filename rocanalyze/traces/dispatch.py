@@ -78,7 +78,7 @@ def ints(raw: pd.DataFrame, key: str, default: int = -1) -> np.ndarray:
 
 def clean_names(series: pd.Series) -> pd.Categorical:
     """Kernel names without rocprof's quotes and `.kd` suffixes (matching Kineto's names)."""
-    cat = pd.Categorical(series.fillna("").astype(str))
+    cat = pd.Categorical(series.astype("string").fillna("").astype(str))  # a damaged file may read as numbers
     cleaned = [_KD.sub("", n.strip().strip('"').strip()) for n in cat.categories]
     return pd.Categorical(np.asarray(cleaned, dtype=object)[cat.codes] if len(cat) else [])
 

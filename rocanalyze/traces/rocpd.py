@@ -46,10 +46,10 @@ def read(path: Path, *, progress: bool = False) -> EventTable:
     """Read a rocpd or legacy rocprof SQLite database into an EventTable."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        names = {r[0] for r in db.execute("select name from sqlite_master where type in ('table','view')")}
     except sqlite3.DatabaseError as exc:
         raise UserError(f"unreadable SQLite database ({exc})", path) from None
     try:
+        names = {r[0] for r in db.execute("select name from sqlite_master where type in ('table','view')")}
         if "kernels" in names and "rocpd_info_agent" in names:
             table = _rocpd(db, names, path)
         elif names & {"KERN", "OPS", "COPY", "HIP"}:
@@ -57,9 +57,9 @@ def read(path: Path, *, progress: bool = False) -> EventTable:
         else:
             raise UserError("an SQLite database, but neither rocpd (rocprofv3) nor rocprof's results.db",
                             path)
-    except sqlite3.DatabaseError as exc:
-        raise UserError(f"corrupt SQLite database ({exc})", path) from None
-    except UnicodeDecodeError as exc:  # a damaged byte inside a text value (a kernel name)
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:  # pandas wraps the sqlite3 error
+        raise UserError(f"corrupt SQLite database ({str(exc).splitlines()[0]})", path) from None
+    except UnicodeDecodeError as exc:  # a damaged byte inside schema text, which sqlite3 decodes itself
         raise UserError(f"corrupt SQLite database: text that is not UTF-8 ({exc.reason}, byte "
                         f"0x{exc.object[exc.start]:02x}); re-capture or re-copy it", path) from None
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rocanalyze.errors import UserError
 from rocanalyze.traces.rocprof_csv import header, load
 from rocanalyze.traces.schema import DeviceInfo, EventTable
 
@@ -30,7 +31,10 @@ def _int(value: object) -> int | None:
 
 def read(path: Path, *, progress: bool = False) -> EventTable:
     """DeviceInfo from sysinfo.csv (an EventTable with no events, marked not_a_trace)."""
-    row = load(path).iloc[0].to_dict()
+    rows = load(path)
+    if not len(rows):
+        raise UserError("sysinfo.csv without its row (cut short?): re-copy the workload folder", path)
+    row = rows.iloc[0].to_dict()
     device = DeviceInfo(index=0, name=str(row.get("gpu_model") or "") or None,
                         arch=str(row.get("gpu_arch") or "") or None, vendor="amd",
                         compute_units=_int(row.get("cu_per_gpu")), wave_size=_int(row.get("wave_size")),
