@@ -91,6 +91,18 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def read_record(path: Path, kind: type[dict] | type[list] = dict) -> tuple[Any, str | None]:
+    """A run folder's JSON record (run.json, env.json, occupancy.json...) and None, or None and a note
+    saying why it was left out: a damaged record must not cost the analysis of the trace beside it."""
+    try:
+        value = read_json(path)
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None, f"{path.name} left out: unreadable ({str(exc).splitlines()[0][:80]})"
+    if not isinstance(value, kind):
+        return None, f"{path.name} left out: a JSON {type(value).__name__}, not the {kind.__name__} it should hold"
+    return value, None
+
+
 def claim_job_folder(run: Path, job_id: str, world_size: int, rank: int, info: dict[str, Any]) -> Path:
     """Join (or create) the multi-rank folder `run` for `job_id`; return this rank's RUN/rank{N}.
 

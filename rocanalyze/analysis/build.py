@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from rocanalyze.analysis.timeaccount import NS_PER_US, TimeAccount, account
 from rocanalyze.analysis.window import Window, choose_window
 from rocanalyze.errors import UserError
 from rocanalyze.paths import load_data_toml
+from rocanalyze.runfolder import read_record
 from rocanalyze.traces.schema import EventTable
 
 
@@ -333,19 +333,28 @@ def _run_folders(path: Path) -> list[Path]:
 
 def _attach_run_files(analysis: Analysis, path: Path) -> Analysis:
     """What `profile` recorded beside the trace: Triton kernels' occupancy and device memory."""
-    occupancy, memory = list(analysis.occupancy), dict(analysis.memory)
+    occupancy, memory, notes = list(analysis.occupancy), dict(analysis.memory), []
     for folder in _run_folders(path):
         occ_file, mem_file = folder / "occupancy.json", folder / "memory.json"
         if occ_file.is_file():
+            entries, note = read_record(occ_file, list)
             occupancy += [dict(e, source=e.get("source") or f"triton ({folder.name})")
-                          for e in json.loads(occ_file.read_text())]
+                          for e in entries or [] if isinstance(e, dict)]
+            notes += [note] if note else []
         if mem_file.is_file() and not memory:
-            memory = json.loads(mem_file.read_text())
-    if occupancy == analysis.occupancy and memory == analysis.memory:
+            memory, note = read_record(mem_file)
+            memory, notes = memory or {}, notes + ([note] if note else [])
+    if occupancy == analysis.occupancy and memory == analysis.memory and not notes:
         return analysis
     kernels = [dict(k) for k in analysis.kernels]
     _merge_occupancy(kernels, [e for e in occupancy if e.get("kernel") and not e.get("error")])
-    return analysis.replace(occupancy=occupancy, memory=memory, kernels=kernels, top_kernels=_top(kernels))
+    return analysis.replace(occupancy=occupancy, memory=memory, kernels=kernels, top_kernels=_top(kernels),
+                            notes=analysis.notes + notes)
+
+
+# what the report takes from run.json, and the type `profile` writes each as
+_RUN_FIELDS: dict[str, type] = {"command": list, "exit_code": int, "failed": bool, "partial": bool}
+_ENV_SECTIONS = ("torch", "variables", "sysctl")  # env.json's sections the reports and rules read as dicts
 
 
 def _run_info(path: Path, table: EventTable) -> RunInfo:
@@ -356,9 +365,25 @@ def _run_info(path: Path, table: EventTable) -> RunInfo:
     folders = _run_folders(path)
     run_folder = next((f for f in folders if (f / "run.json").is_file()), None)
     if run_folder is not None:
-        meta = json.loads((run_folder / "run.json").read_text())
-        info.update({k: meta[k] for k in ("command", "exit_code", "failed", "partial") if k in meta})
+        meta, note = read_record(run_folder / "run.json")
+        table.notes.extend([note] if note else [])
+        for key, kind in _RUN_FIELDS.items():
+            value = (meta or {}).get(key)
+            if value is None:
+                continue
+            if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) and (
+                    key != "command" or all(isinstance(part, str) for part in value)):
+                info[key] = value
+            else:
+                article = "an" if kind.__name__[0] in "aeiou" else "a"
+                table.notes.append(f"run.json: '{key}' left out: {type(value).__name__} {str(value)[:40]!r} "
+                                   f"is not {article} {kind.__name__}")
     env_folder = next((f for f in folders if (f / "env.json").is_file()), None)
     if env_folder is not None:
-        info["env"] = json.loads((env_folder / "env.json").read_text())
+        env, note = read_record(env_folder / "env.json")
+        table.notes.extend([note] if note else [])
+        for section in [k for k in _ENV_SECTIONS if env and k in env and not isinstance(env[k], dict)]:
+            table.notes.append(f"env.json: '{section}' left out: a {type(env[section]).__name__}, not a dict")
+            del env[section]
+        info.update({"env": env} if env is not None else {})
     return RunInfo(**info)

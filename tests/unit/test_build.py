@@ -182,3 +182,28 @@ def test_torchrun_job_folder_from_the_lent_gpus():
     assert a.categories_us["communication"] == pytest.approx(comm["exposed_communication_us"], abs=1e-3)
     assert "exposed-communication" in [r["id"] for r in a.recommendations]
     assert all(r["exposed_communication_us"] > 0 for r in a.ranks)
+
+
+def test_damaged_run_records_are_left_out_with_a_note_not_a_traceback(tmp_path):
+    """A run folder from the H200 whose run.json, env.json and occupancy.json were damaged (cut, or holding
+    the wrong types): the trace is still analyzed and rendered; each record, or field, says why it is missing."""
+    import json
+    import shutil
+
+    from rocanalyze.reports import html, markdown, terminal
+
+    run = tmp_path / "big_gemm"
+    shutil.copytree(data_path("e2e_gpu", "h200_20261129", "big_gemm"), run)
+    (run / "run.json").write_text(json.dumps({"command": 5, "exit_code": "a", "failed": False}))
+    (run / "env.json").write_text(json.dumps({"torch": [1], "python": "3.12.3"}))
+    (run / "occupancy.json").write_text('[{"kernel": "k", "waves')  # cut while written
+    a = analyze(run)
+    assert (a.run.command, a.run.exit_code, a.run.failed, a.run.env) == (None, None, False, {"python": "3.12.3"})
+    assert {"run.json: 'command' left out: int '5' is not a list",
+            "run.json: 'exit_code' left out: str 'a' is not an int",
+            "env.json: 'torch' left out: a list, not a dict"} <= set(a.notes)
+    assert any(n.startswith("occupancy.json left out: unreadable (Unterminated string") for n in a.notes)
+    assert a.window_us > 0 and html.render(a) and markdown.render(a)
+    assert "note: run.json: 'command' left out" in terminal.render(a, width=200)
+    (run / "run.json").write_text('{"command": ["python", "big_')
+    assert any(n.startswith("run.json left out: unreadable") for n in analyze(run).notes)
