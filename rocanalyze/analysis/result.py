@@ -72,24 +72,69 @@ class Analysis:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Analysis:
+        """The Analysis an analysis.json holds; UserError when it is not one (damaged or hand-edited)."""
+        from rocanalyze.errors import UserError
+
+        if not isinstance(data, dict):
+            raise UserError(f"a JSON {type(data).__name__}, not an analysis")
         data = dict(data)
         version = data.get("schema_version", SCHEMA_VERSION)
-        if version > SCHEMA_VERSION:
-            from rocanalyze.errors import UserError
-
-            raise UserError(f"analysis.json has schema_version {version}; this rocanalyze reads up to "
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise UserError(f"schema_version {version!r}; this rocanalyze reads up to "
                             f"{SCHEMA_VERSION}: upgrade rocanalyze")
-        run = RunInfo(**{k: v for k, v in (data.pop("run", None) or {}).items()
-                         if k in {f.name for f in dataclasses.fields(RunInfo)}})
+        _check_fields(cls, data, "")
+        run = data.pop("run", None) or {}
+        _check_fields(RunInfo, run, "run.")
+        run_info = RunInfo(**{k: v for k, v in run.items() if k in {f.name for f in dataclasses.fields(RunInfo)}})
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(run=run, **{k: v for k, v in data.items() if k in names})
+        return cls(run=run_info, **{k: v for k, v in data.items() if k in names})
 
     @classmethod
     def from_json(cls, text: str) -> Analysis:
-        return cls.from_dict(json.loads(text))
+        from rocanalyze.errors import UserError
+
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise UserError(f"not valid JSON ({exc}; cut short?): analyze the run again") from None
+        return cls.from_dict(data)
 
     def replace(self, **changes: Any) -> Analysis:
         return dataclasses.replace(self, **changes)
+
+
+# the JSON types a field's annotation allows (checked when an analysis.json is read back)
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"dict": (dict,), "list": (list,), "float": (int, float), "int": (int,),
+                                            "str": (str,), "bool": (bool,), "RunInfo": (dict,)}
+
+
+def _check_fields(kind: type, data: dict[str, Any], prefix: str) -> None:
+    """UserError naming the first field of `data` whose JSON type the dataclass `kind` does not allow."""
+    from rocanalyze.errors import UserError
+
+    for f in dataclasses.fields(kind):
+        if f.name not in data or (data[f.name] is None and "None" in str(f.type)):
+            continue
+        found = _wrong_value(data[f.name], str(f.type))
+        if found is not None:
+            written = "a JSON object" if f.type == "RunInfo" else f.type
+            raise UserError(f"'{prefix}{f.name}' holds a JSON {type(found).__name__} where rocanalyze writes "
+                            f"{written}: analyze the run again")
+
+
+def _wrong_value(value: Any, annotation: str) -> Any:
+    """The value (or the first item) that does not fit the annotation; None when all fit."""
+    def fits(item: Any, allowed: tuple[type, ...]) -> bool:
+        return isinstance(item, allowed) and not (isinstance(item, bool) and bool not in allowed)
+
+    if not fits(value, _JSON_TYPES[annotation.split("[")[0].split(" ")[0]]):
+        return value
+    items = {"list[dict": (value, (dict,)), "list[str": (value, (str,)),
+             "dict[str, float]": (value.values() if isinstance(value, dict) else [], (int, float))}
+    for start, (members, allowed) in items.items():
+        if annotation.startswith(start):
+            return next((item for item in members if not fits(item, allowed)), None)
+    return None
 
 
 def _jsonable(value: Any) -> Any:

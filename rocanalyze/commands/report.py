@@ -72,7 +72,12 @@ def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = N
         raise UserError("no such file or folder", path)
     saved = path if path.name == ANALYSIS_FILE else path / ANALYSIS_FILE
     if saved.is_file() and not need_table and steps is None and rank is None and gpu is None:
-        return Analysis.from_json(saved.read_text(encoding="utf-8")), None
+        try:
+            return Analysis.from_json(saved.read_text(encoding="utf-8")), None
+        except UnicodeDecodeError as exc:
+            raise UserError(f"not UTF-8 text (byte {exc.start}): analyze the run again", saved) from None
+        except UserError as exc:  # it names no file: say which
+            raise UserError(str(exc), saved) from None
     if path.name == ANALYSIS_FILE:
         raise UserError("an analysis.json holds no event table: pass the run folder or trace instead", path)
     from rocanalyze.analysis.build import analyze_with_table

@@ -69,6 +69,30 @@ def test_newer_schema_is_refused_in_one_line():
         Analysis.from_dict({"schema_version": 99})
 
 
+def test_damaged_analysis_json_is_refused_in_one_line_naming_the_file(tmp_path):
+    """`report` and `compare` read a run folder's analysis.json back; cut, or holding the wrong JSON types
+    (a hand edit), it was a traceback (JSONDecodeError, TypeError deep in a renderer)."""
+    from rocanalyze.commands.report import load_analysis
+
+    text = analyze(data_path("torch_profiler", "h100_captures", "manual_attention.json.gz")).to_json()
+    doc = json.loads(text)
+    saved = tmp_path / "analysis.json"
+    cases = {text[: len(text) // 2]: "not valid JSON (Expecting ",
+             "[1, 2]": "a JSON list, not an analysis",
+             json.dumps({**doc, "kernels": "x"}): "'kernels' holds a JSON str where rocanalyze writes list[dict",
+             json.dumps({**doc, "categories_us": {"gemm": "1"}}): "'categories_us' holds a JSON str where",
+             json.dumps({**doc, "busy_us": True}): "'busy_us' holds a JSON bool where rocanalyze writes float | None",
+             json.dumps({**doc, "run": {**doc["run"], "command": "python x.py"}}): "'run.command' holds a JSON str",
+             json.dumps({**doc, "run": 5}): "'run' holds a JSON int where rocanalyze writes a JSON object"}
+    for content, message in cases.items():
+        saved.write_text(content)
+        with pytest.raises(UserError) as err:
+            load_analysis(saved)
+        assert str(err.value).startswith(f"{saved}: {message}"), str(err.value)
+    saved.write_text(json.dumps({**doc, "window_us": 5, "busy_us": None}))  # an int is a number; None allowed
+    assert load_analysis(saved)[0].window_us == 5
+
+
 def test_cpu_only_table_is_an_empty_analysis_when_allowed():
     table = read(data_path("torch_profiler", "h100_captures", "fp32_gemm.json.gz"))
     table.gpu, table.runtime = table.gpu.iloc[0:0], table.runtime.iloc[0:0]
