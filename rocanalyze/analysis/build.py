@@ -367,6 +367,10 @@ def _run_info(path: Path, table: EventTable) -> RunInfo:
     if run_folder is not None:
         meta, note = read_record(run_folder / "run.json")
         table.notes.extend([note] if note else [])
+        if (meta or {}).get("status") == "running":  # profile rewrites it when the script ends, however it ends
+            table.notes.append("run.json: the run never finished its record: it is still running, or the process "
+                               "died without Python's shutdown (a native crash, a kill, os._exit) after this trace "
+                               "was saved; its exit code is unknown")
         for key, kind in _RUN_FIELDS.items():
             value = (meta or {}).get(key)
             if value is None:

@@ -114,6 +114,7 @@ class TorchCollector:
         self._gpu = False
         self._exported = False
         self._started = False
+        self._stopping = False
 
     def start(self) -> None:
         torch = self._torch = import_torch()
@@ -160,6 +161,12 @@ class TorchCollector:
         prof.export_chrome_trace(str(tmp))
         tmp.replace(self.trace_path)
         self._exported = True
+        if not self._stopping:  # the window closed while the script runs on: should it die hard later
+            # (a native crash, a kill, os._exit), this line is all that says where its trace is
+            sched = self.settings.schedule
+            steps = sched.describe() if isinstance(sched, Schedule) else f"steps 1-{sched.count}"
+            print(f"rocanalyze: {steps} recorded, trace saved to {self.trace_path}; the script runs on "
+                  "unrecorded", file=sys.stderr, flush=True)
 
     def stop(self) -> dict[str, Any]:
         """Stop profiling, save the trace (when any was recorded) and return the facts for run.json."""
@@ -180,6 +187,7 @@ class TorchCollector:
         if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
             print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} steps); "
                   "a long recording takes torch.profiler a while", file=sys.stderr, flush=True)
+        self._stopping = True
         self._prof.stop()                 # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None

@@ -19,7 +19,8 @@ TOP_KERNELS = 10
 # notes printed under the tables (the rest stay in the HTML page and analysis.json)
 NOTES_SHOWN = ("no GPU activity", "without timestamps", "aggregate statistics only", "start-up",
                "barrier packet", "pass --gpu", "match no classification rule",
-               "left out: ")  # a run record (run.json, env.json) that is damaged
+               "left out: ",  # a run record (run.json, env.json) that is damaged
+               "never finished its record")
 TOP_RECS = 5
 
 

@@ -37,6 +37,8 @@ TRAIN = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGINT)
     if args.end == "exit3":
         sys.exit(3)
+    if args.end == "hard":  # dies without Python's shutdown, as a native crash or a kill does
+        os._exit(7)
     print("trained", args.steps)
 """)
 
@@ -108,6 +110,25 @@ def test_long_run_records_the_first_steps_and_says_so(tmp_path: Path, script: Pa
     assert main(["profile", "--no-report", "--steps", "all", "-o", str(every), str(script), "--steps", "45"]) == 0
     assert {n for n in _trace_names(every) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(46)}
     assert _run_json(every)["profile_command"][:4] == ["rocanalyze", "profile", "--steps", "all"]
+
+
+def test_hard_death_after_the_window_keeps_the_trace_and_says_where(tmp_path: Path, script: Path) -> None:
+    """A process that dies without Python's shutdown (segfault, kill, os._exit) takes rocanalyze with it:
+    the trace of steps 1-20, saved when the window closed, and the line saying where it is, are what is left;
+    analyzing that folder says the run never finished its record."""
+    from rocanalyze.analysis.build import analyze
+
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(run), str(script),
+                           "--steps", "25", "--end", "hard"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert proc.returncode == 7
+    assert (f"rocanalyze: steps 1-20 recorded, trace saved to {run / 'trace.json.gz'}; the script runs on "
+            "unrecorded\n") in proc.stderr
+    assert "rocanalyze: the script" not in proc.stdout + proc.stderr  # nothing after the death
+    assert _run_json(run)["status"] == "running"
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(20)}
+    assert any(n.startswith("run.json: the run never finished its record") for n in analyze(run).notes)
 
 
 def test_sys_exit_code_is_returned(tmp_path: Path, script: Path) -> None:
