@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import tomllib
 
-from rocanalyze.analysis.demangle import demangle
+from rocanalyze.analysis.demangle import demangle, strip_arguments
 from rocanalyze.paths import load_data_toml
 
 if TYPE_CHECKING:  # only the type: `classify_kernel` must not import every trace reader
@@ -211,30 +211,6 @@ def normalize_name(name: str) -> str:
     """
     name = _TRITON_SPECIALIZATION.sub("", _KD_SUFFIX.sub("", _CUT_MARK.sub("", name.strip())))
     return demangle(name) or demangle_lite(name)
-
-
-def strip_arguments(name: str) -> str:
-    """The kernel name without its trailing parameter list: `f<int>(float*, int)` -> `f<int>`.
-
-    Argument types repeat the template arguments and add library types that mislead a search
-    (`flashinfer::QuantizationSFLayout` in a quantize kernel, `vllm::_typeConvert` in a norm).
-    """
-    text = name.rstrip()
-    if text.endswith(" const"):
-        text = text[:-6].rstrip()
-    if not text.endswith(")"):
-        return name
-    depth = 0
-    for i in range(len(text) - 1, -1, -1):
-        ch = text[i]
-        if ch == ")":
-            depth += 1
-        elif ch == "(":
-            depth -= 1
-            if depth == 0:
-                head = text[:i].rstrip()
-                return head if head else name
-    return name
 
 
 @lru_cache(maxsize=65536)

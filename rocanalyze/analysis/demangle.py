@@ -165,3 +165,36 @@ def _qualified_name(symbol: str, at: int, prefixes: list[str]) -> tuple[str | No
     if not parts:
         return None, at
     return "::".join(parts), at
+
+
+def strip_arguments(name: str) -> str:
+    """The kernel name without its trailing parameter list: `f<int>(float*, int)` -> `f<int>`.
+
+    Argument types repeat the template arguments and add library types that mislead a search
+    (`flashinfer::QuantizationSFLayout` in a quantize kernel, `vllm::_typeConvert` in a norm).
+    """
+    text = name.rstrip()
+    if text.endswith(" const"):
+        text = text[:-6].rstrip()
+    if not text.endswith(")"):
+        return name
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        ch = text[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            depth -= 1
+            if depth == 0:
+                head = text[:i].rstrip()
+                return head if head else name
+    return name
+
+
+def short_name(symbol: str) -> str:
+    """A kernel symbol as a table shows it: demangled without `void` and the parameter list
+    (`compute_fd_x_kernel<4>`), else its outline, else as recorded."""
+    text = demangle(symbol.strip())
+    if text is None:
+        return outline(symbol) or symbol
+    return strip_arguments(text.removeprefix("void "))

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from rocanalyze.analysis.demangle import short_name
 from rocanalyze.occupancy.compute import Occupancy
 
 _COLUMNS = ("kernel", "arch", "LLVM w/SIMD", "WG/CU", "waves/SIMD", "occ %", "limiter", "VGPR (alloc)",
@@ -33,7 +34,7 @@ def what_if_text(occ: Occupancy) -> str:
 
 def _row(o: Occupancy) -> list[str]:
     comp = "?" if o.compiler_waves_per_simd is None else str(o.compiler_waves_per_simd)
-    return [o.kernel, o.arch, comp, str(o.workgroups_per_cu), f"{o.waves_per_simd:g}",
+    return [short_name(o.kernel), o.arch, comp, str(o.workgroups_per_cu), f"{o.waves_per_simd:g}",
             f"{o.occupancy_pct:g}", o.limiter, f"{o.vgpr} ({o.vgpr_allocated})", str(o.agpr),
             "-" if o.sgpr is None else str(o.sgpr), _kib(o.lds_bytes), str(o.scratch_bytes), what_if_text(o)]
 
@@ -59,7 +60,7 @@ def render_table(results: Sequence[Occupancy], console: Console) -> None:
     for o in results:
         lines = _findings(o)
         if lines:
-            console.print(f"{o.kernel} ({o.source}):", markup=False, highlight=False)
+            console.print(f"{short_name(o.kernel)} ({o.source}):", markup=False, highlight=False)
             for line in lines:
                 console.print(f"  {line}", markup=False, highlight=False)
 
@@ -73,7 +74,7 @@ def render_markdown(results: Sequence[Occupancy]) -> str:
     for o in results:
         found = _findings(o)
         if found:
-            lines += ["", f"**{o.kernel}** (`{o.source}`)", *[f"- {line}" for line in found]]
+            lines += ["", f"**{short_name(o.kernel)}** (`{o.source}`)", *[f"- {line}" for line in found]]
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from rocanalyze.analysis.demangle import available as demangle_available
 from rocanalyze.cli import main
 from tests.conftest import ROOT, data_path, realdata_path
 
@@ -100,3 +103,17 @@ def test_num_warps_uses_the_kernels_wave_size(capsys):
     assert main(["occupancy", "--json", "--num-warps", "8", str(wave32)]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert (row["wave_size"], row["workgroup_size"], row["waves_per_workgroup"]) == (32, 256, 8)
+
+
+@pytest.mark.skipif(not demangle_available(), reason="no C++ runtime demangler (libstdc++ / libc++abi) could be loaded")
+def test_hipcc_kernels_are_shown_by_their_demangled_names(capsys):
+    """hipcc's code object names kernels by their mangled symbols; the table and the Markdown show them as a
+    person reads them (no `void`, no parameter list), the JSON keeps the symbol."""
+    folder = realdata_path("amdgcn", "hpctraining_seismic_stencils")
+    assert main(["occupancy", "--markdown", str(folder)]) == 0
+    md = capsys.readouterr().out
+    assert "| compute_fd_x_kernel<4> | gfx90a |" in md and "| max_absval_gpu_kernel | gfx90a |" in md
+    assert "_Z19compute_fd_x_kernel" not in md
+    assert main(["occupancy", "--json", str(folder)]) == 0
+    kernels = {row["kernel"] for row in json.loads(capsys.readouterr().out)}
+    assert "_Z19compute_fd_x_kernelILi4EEvPfPKfS2_iiiiiiii" in kernels
