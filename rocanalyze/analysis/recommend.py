@@ -107,6 +107,7 @@ def measure_idle(a: Analysis) -> Metrics | None:
         **_pct_fields("launch_bound", float(idle.get("launch_bound", 0.0)), a),
         **_h2d(a, float(idle.get("h2d_copy", 0.0))),
         **_pct_fields("sync", float(idle.get("sync", 0.0)), a),
+        **_pct_fields("unattributed", float(idle.get("unattributed", 0.0)), a),
         "kernels_per_step": float(launch.get("kernels_per_step") or 0.0),
         "short_kernel_pct": 100.0 * float(launch.get("short_kernel_share") or 0.0),
         "launch_call_mean_us": float(launch.get("launch_call_mean_us") or 0.0),

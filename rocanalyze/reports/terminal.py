@@ -67,8 +67,8 @@ def print_report(console: Console, a: Analysis) -> None:
     if not a.recommendations:
         console.print(Text(text.no_rule_summary(a)))
     for i, r in enumerate(a.recommendations[:TOP_RECS], 1):
-        console.print(Text(f"{i}. [{text.level_name(r['level'])}] {r['title']} "
-                           f"(could save {text.fmt_us(r.get('saving_us'))})", style="bold"))
+        saving = f"could save {text.fmt_us(r['saving_us'])}" if r.get("saving_us") else "saving not estimated"
+        console.print(Text(f"{i}. [{text.level_name(r['level'])}] {r['title']} ({saving})", style="bold"))
         console.print(Text(f"   {r['action']}"))
 
 

@@ -80,6 +80,19 @@ def test_host_sync_fires_on_item_loop_only() -> None:
     assert "host-sync" not in ids(h100("launch_bound"))
 
 
+def test_idle_unattributed_asks_for_the_host_side_on_kernel_only_traces() -> None:
+    """rocprofv3 kernel traces without host API calls (llama.cpp decode on Strix Halo: 98.3% idle) cannot
+    say why the GPU idles; the rule says how to capture what would. Kineto traces always have the host side."""
+    a = analyze(realdata_path("rocprofv3", "llamacpp_strixhalo_subset", "decode_kernel_trace.csv"))
+    share = a.idle_breakdown_us["unattributed"] / a.window_us
+    rec = next(r for r in recommend(a) if r["id"] == "idle-unattributed")
+    assert share > 0.9 and rec["title"] == f"The GPU is idle for {100 * share:.1f}% of the window, and this " \
+        "trace cannot say why"
+    assert (rec["level"], rec["saving_us"]) == ("host", 0.0)
+    assert "--hip-runtime-trace" in rec["action"]
+    assert "idle-unattributed" not in ids(h100("launch_bound")) + ids(mi300x("mi300x_bert-small_inference"))
+
+
 def test_h2d_copies_fires_on_pageable_copy_loop_only() -> None:
     a = h100("h2d_copy")
     rec = next(r for r in recommend(a) if r["id"] == "h2d-copies")
