@@ -13,6 +13,7 @@ from rocanalyze.errors import UserError
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024
+UTF8_BOM = b"\xef\xbb\xbf"  # some Windows editors and shells write it before JSON/CSV text: skipped
 
 
 def is_gzip(path: Path) -> bool:
@@ -28,9 +29,9 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
             magic = raw.read(2)
             raw.seek(0)
             if magic != GZIP_MAGIC:
-                return raw.read(size)
+                return raw.read(size).removeprefix(UTF8_BOM)
             # a truncated gzip still gives its first bytes: decompress what is there, no CRC check
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw.read(size), size)
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw.read(size), size).removeprefix(UTF8_BOM)
     except zlib.error as exc:
         raise UserError(f"corrupt gzip data ({exc}); re-copy the file", path) from exc
     except OSError as exc:
@@ -83,8 +84,12 @@ def open_stream(path: Path, progress: bool = False, label: str = "reading") -> I
     try:
         if is_gzip(path):
             with gzip.GzipFile(fileobj=raw, mode="rb") as gz:  # type: ignore[arg-type]
+                if gz.peek(len(UTF8_BOM)).startswith(UTF8_BOM):
+                    gz.read(len(UTF8_BOM))
                 yield gz  # type: ignore[misc]
         else:
+            if raw.raw.read(len(UTF8_BOM)) != UTF8_BOM:
+                raw.raw.seek(0)
             yield raw  # type: ignore[misc]
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise UserError(f"truncated or corrupt gzip data ({exc}); re-copy or re-capture the trace",

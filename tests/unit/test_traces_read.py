@@ -160,3 +160,20 @@ def test_non_utf8_text_in_a_sqlite_database_is_a_user_error(tmp_path: Path) -> N
         conn.execute("update OPS set Name = cast(x'6b65726e656ce3' as text)")
     with pytest.raises(UserError, match=r"value.db: corrupt SQLite database \(Could not decode to UTF-8 column"):
         read(value)
+
+
+def test_a_utf8_bom_before_the_text_is_skipped(tmp_path: Path) -> None:
+    """Windows editors and PowerShell write a byte-order mark before JSON or CSV text; the JSON trace was
+    then 'not a trace format'. With the mark, plain or gzipped, each file reads as the original does."""
+    kineto = data_path("torch_profiler", "h100_captures", "item_sync.json.gz")
+    csv = realdata_path("rocprofv3", "rocprofiler_sdk_docs", "kernel_trace.v2025.csv")
+    text = gzip.decompress(kineto.read_bytes())
+    cases = {"trace.json": (kineto, b"\xef\xbb\xbf" + text),
+             "trace.json.gz": (kineto, gzip.compress(b"\xef\xbb\xbf" + text, compresslevel=1)),
+             "kernel_trace.csv": (csv, b"\xef\xbb\xbf" + csv.read_bytes().replace(b"\n", b"\r\n"))}
+    for name, (original, content) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        marked, plain = read(path), read(original)
+        assert len(marked.gpu) == len(plain.gpu) > 0 and marked.source_format == plain.source_format, name
+        assert marked.gpu["name"].astype(str).tolist() == plain.gpu["name"].astype(str).tolist(), name
