@@ -20,7 +20,7 @@ _ATT_FOLDER = re.compile(r"^ui_output_agent_\d+_dispatch_\d+$")
 _COMPUTE_PERF = ("pmc_perf.csv", "pmc_perf.csv.gz")
 
 
-def kernel_file_kind(path: Path, head: bytes) -> str | None:
+def kernel_file_kind(head: bytes) -> str | None:
     """'AMDGCN assembly' and the like when `head` (the file's first bytes) is a kernel file, else None."""
     from rocanalyze.occupancy import asm, codeobject, triton
 
@@ -70,7 +70,7 @@ def beside_trace_kind(path: Path, head: bytes) -> str | None:
 
 def why_not_a_trace(path: Path, head: bytes) -> str | None:
     """For `analyze`: what this non-trace file is and what reads it, or None when it is unknown."""
-    kind = kernel_file_kind(path, head)
+    kind = kernel_file_kind(head)
     if kind:
         return f"it is {kind}, a kernel file: `rocanalyze occupancy {path}` reads it"
     beside = beside_trace_kind(path, head)
