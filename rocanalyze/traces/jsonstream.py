@@ -21,7 +21,8 @@ import numpy as np
 
 from rocanalyze.errors import UserError
 
-# msgspec raises UnicodeDecodeError (not DecodeError) for invalid UTF-8 inside a string: both mean a corrupt file
+# msgspec up to 0.22 raises UnicodeDecodeError (not DecodeError) for invalid UTF-8 inside a string: both mean a
+# corrupt file
 JSON_ERRORS = (msgspec.DecodeError, UnicodeDecodeError)
 
 BLOCK = 16 << 20          # bytes read per step: big enough for numpy/msgspec, small next to 1.5 GB
@@ -129,11 +130,13 @@ class EventArray:
     def _decode_or_fail(self, data: bytearray, cut: int, skip: int, offset: int) -> list[Any]:
         try:
             return self._decode(data, cut, skip)
-        except UnicodeDecodeError:
-            at = _first_invalid_utf8(data, skip, cut)  # msgspec counts from the start of the string, not the file
-            raise UserError(f"invalid UTF-8 (byte 0x{data[at]:02x}) at byte {offset + at} of the JSON text: the file "
-                            "is corrupt; re-capture or re-copy it", self.path) from None
-        except msgspec.DecodeError as exc:
+        except JSON_ERRORS as exc:
+            # msgspec up to 0.22 raises UnicodeDecodeError for invalid UTF-8 in a string, 0.23 a DecodeError;
+            # either way its position counts from the start of the string: find the byte in the file
+            if isinstance(exc, UnicodeDecodeError) or "UTF-8" in str(exc):
+                at = _first_invalid_utf8(data, skip, cut)
+                raise UserError(f"invalid UTF-8 (byte 0x{data[at]:02x}) at byte {offset + at} of the JSON text: "
+                                "the file is corrupt; re-capture or re-copy it", self.path) from None
             raise self._fail(f"corrupt JSON ({exc})", offset) from None
 
     def __iter__(self) -> Iterator[list[Any]]:
