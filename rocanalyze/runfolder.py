@@ -65,10 +65,35 @@ def _umask() -> int:
     return mask
 
 
+def check_writable(path: Path) -> None:
+    """UserError before any work when `path` (a file or folder to be made) could not be written: the nearest
+    existing folder above it is a file, or is not writable. Checked first, so a long analysis is not lost."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != path and not existing.is_dir():
+        raise UserError(f"cannot write there: {existing} is not a folder", path)
+    if not os.access(existing if existing.is_dir() else existing.parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write there: {existing} is not writable", path)
+
+
+def make_folder(path: Path) -> Path:
+    """Create `path` (and its parents) if needed; UserError naming it when that fails."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"cannot create the output folder: {err.strerror}", path) from None
+    return path
+
+
 def write_atomic(path: Path, data: bytes | str) -> Path:
-    """Write `data` to `path` through a temporary file in the same folder and a rename."""
+    """Write `data` to `path` through a temporary file in the same folder and a rename; UserError when the
+    folder cannot take it (missing, read-only, full)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise UserError(f"cannot write: {err.strerror}", path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
@@ -76,6 +101,9 @@ def write_atomic(path: Path, data: bytes | str) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is shared like any other file
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"cannot write: {err.strerror}", path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

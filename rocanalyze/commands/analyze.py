@@ -39,12 +39,15 @@ def command(
     from rocanalyze.analysis.build import analyze_with_table
     from rocanalyze.errors import UserError
     from rocanalyze.reports import terminal, write_run_reports
-    from rocanalyze.runfolder import write_atomic
+    from rocanalyze.runfolder import check_writable, make_folder, write_atomic
 
     use_rules(rules)
     for target in (json_out, output / "analysis.json" if output else None):
         if target is not None and target.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", target)
+    for target in (json_out, output):
+        if target is not None:
+            check_writable(target)
     analysis, table = analyze_with_table(path, steps=steps, rank=rank, gpu=gpu, peaks=peaks,
                                          progress=sys.stderr.isatty())
     terminal.print_report(Console(), analysis)
@@ -52,7 +55,7 @@ def command(
     if json_out is not None:
         written.append(write_atomic(json_out, analysis.to_json()))
     if output is not None:
-        output.mkdir(parents=True, exist_ok=True)
+        make_folder(output)
         written += write_run_reports(analysis, table, output, force=force)
         written.append(write_atomic(output / "analysis.json", analysis.to_json()))
     for p in written:

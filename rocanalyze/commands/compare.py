@@ -11,7 +11,7 @@ from rocanalyze.analysis.compare import DEFAULT_MARGIN_PCT, compare, regression
 from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.commands.report import load_analysis
 from rocanalyze.errors import RegressionFound, UserError
-from rocanalyze.runfolder import write_atomic
+from rocanalyze.runfolder import check_writable, write_atomic
 
 
 def command(
@@ -42,6 +42,8 @@ def command(
     for out in (output, json_out):
         if out is not None and out.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", out)
+        if out is not None:
+            check_writable(out)  # before two analyses, not after
     use_rules(rules)  # applies to traces analyzed here; an analysis.json keeps the categories it was written with
     base_a, _ = load_analysis(base)
     new_a, _ = load_analysis(new)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.errors import UserError
 from rocanalyze.reports import html, markdown, perfetto, terminal
-from rocanalyze.runfolder import write_atomic
+from rocanalyze.runfolder import make_folder, write_atomic
 
 if TYPE_CHECKING:
     from rocanalyze.traces.schema import EventTable
@@ -67,8 +67,7 @@ def write_report(analysis: Analysis, table: EventTable | None, path: str | Path,
 def write_run_reports(analysis: Analysis, table: EventTable | None, folder: str | Path, *,
                       force: bool = False) -> list[Path]:
     """Write report.html, summary.md and trace.pftrace into `folder`; returns the paths written."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(Path(folder))
     targets = [(fmt, folder / name) for fmt, name in RUN_FILES]
     existing = [str(p) for _, p in targets if p.exists()]
     if existing and not force:  # check all first: never leave a half-updated folder

@@ -182,3 +182,29 @@ def test_bad_rules_file_is_one_line_exit_2(tmp_path, capsys, text, message):
     assert err.startswith("rocanalyze: error: ") and message in err and "\n" not in err
     assert main(["analyze", str(TRAIN), "--rules", str(tmp_path / "missing.toml")]) == 2
     assert "rules file not found" in capsys.readouterr().err
+
+
+def test_outputs_that_cannot_be_written_are_one_line_before_the_work(tmp_path, capsys):
+    """An -o or --json under a file, or in a folder that cannot be made, was a traceback (NotADirectoryError,
+    FileNotFoundError) after the whole analysis; now exit 2 naming the path, and for a path under a file
+    before anything is read."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    cases = [(["analyze", str(TRAIN), "-o", str(a_file / "report")], f"{a_file / 'report'}: cannot write there: "
+              f"{a_file} is not a folder"),
+             (["analyze", str(TRAIN), "--json", str(a_file / "a.json")], f"{a_file / 'a.json'}: cannot write there: "
+              f"{a_file} is not a folder"),
+             (["compare", str(TRAIN), str(TRAIN), "-o", str(a_file / "d.md")], f"{a_file / 'd.md'}: cannot write "
+              f"there: {a_file} is not a folder")]
+    for argv, message in cases:
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.err == f"rocanalyze: error: {message}\n" and captured.out == ""  # refused before the work
+    from rocanalyze.errors import UserError
+    from rocanalyze.runfolder import make_folder, write_atomic
+
+    with pytest.raises(UserError, match=r"missing/x.md: cannot write: No such file or directory"):
+        write_atomic(tmp_path / "missing" / "x.md", "text")
+    with pytest.raises(UserError, match=r"notes.txt/sub: cannot create the output folder: Not a directory"):
+        make_folder(a_file / "sub")
+    assert not list(tmp_path.glob("**/*.tmp")) and not list(tmp_path.glob("**/.*.tmp"))
