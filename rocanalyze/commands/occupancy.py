@@ -10,6 +10,7 @@ from rich.console import Console
 
 from rocanalyze.errors import UserError
 from rocanalyze.occupancy import analyze_kernel, compute_occupancy, get_arch, read_paths
+from rocanalyze.occupancy.compute import check_what_if
 from rocanalyze.occupancy.render import render_json, render_markdown, render_table
 
 
@@ -62,6 +63,7 @@ def command(
     else:
         if arch is None or vgpr is None or size is None:
             raise UserError("give kernel files, or --arch, --vgpr and --num-warps/--block-size for a what-if")
+        check_what_if(arch, vgpr=vgpr, agpr=agpr, workgroup_size=size)
         results = [compute_occupancy(arch, vgpr=vgpr, agpr=agpr or 0, sgpr=sgpr, lds_bytes=lds or 0,
                                      workgroup_size=size, wave_size=wave, waves_per_eu=waves_per_eu,
                                      kernel="what-if", source="flags")]

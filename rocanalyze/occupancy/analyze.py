@@ -7,7 +7,7 @@ from typing import Any
 
 from rocanalyze.errors import UserError
 from rocanalyze.occupancy.arches import get_arch
-from rocanalyze.occupancy.compute import Occupancy, compute_occupancy
+from rocanalyze.occupancy.compute import Occupancy, check_what_if, compute_occupancy
 from rocanalyze.occupancy.lint import lint_isa, lint_ttgir
 from rocanalyze.occupancy.resources import KernelResources
 
@@ -40,6 +40,8 @@ def analyze_kernel(kernel: KernelResources, **overrides: Any) -> Occupancy:
 
 def _analyze(kernel: KernelResources, notes: list[str], changes: dict[str, Any]) -> Occupancy:
     spec = get_arch(kernel.arch)
+    check_what_if(spec.name, vgpr=changes.get("vgpr"), agpr=changes.get("agpr"),
+                  workgroup_size=changes.get("workgroup_size"))
     size = kernel.workgroup_size
     if size is None:
         size = kernel.max_flat_workgroup_size or 1024

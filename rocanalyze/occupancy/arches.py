@@ -34,6 +34,7 @@ class ArchSpec:
     lds_granule: int
     llvm_lds_granule: int
     max_barriers: int
+    max_workgroup_size: int
 
     @property
     def default_wave_size(self) -> int:
@@ -60,6 +61,7 @@ def _spec(name: str, raw: dict, defaults: dict) -> ArchSpec:
         addressable_sgprs=row.get("addressable_sgprs"), trap_reserved_sgprs=row["trap_reserved_sgprs"],
         lds_bytes=row["lds_bytes"], llvm_lds_bytes=row["llvm_lds_bytes"], lds_granule=row["lds_granule"],
         llvm_lds_granule=row["llvm_lds_granule"], max_barriers=row["max_barriers"],
+        max_workgroup_size=row["max_workgroup_size"],
     )
 
 

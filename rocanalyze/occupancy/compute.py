@@ -104,6 +104,25 @@ def _limits(spec: ArchSpec, regs: _Alloc, per_wg: int, lds_bytes: int, vgpr: int
     return out
 
 
+def check_what_if(arch: str, *, vgpr: int | None = None, agpr: int | None = None,
+                  workgroup_size: int | None = None) -> None:
+    """UserError for what-if values no kernel on `arch` can have (a compiled kernel never does: this
+    checks numbers a person typed, so an impossible one is not turned into an occupancy)."""
+    spec = get_arch(arch)
+    if vgpr is not None and vgpr > spec.addressable_arch_vgprs:
+        raise UserError(f"{spec.name} addresses at most {spec.addressable_arch_vgprs} arch VGPRs per lane, "
+                        f"not {vgpr}")
+    if agpr:
+        if not (spec.unified_vgpr or spec.separate_agpr_file):
+            raise UserError(f"{spec.name} has no AGPRs (accumulation registers are CDNA's); --agpr {agpr}")
+        if agpr > spec.addressable_arch_vgprs:
+            raise UserError(f"{spec.name} addresses at most {spec.addressable_arch_vgprs} AGPRs per lane, "
+                            f"not {agpr}")
+    if workgroup_size is not None and workgroup_size > spec.max_workgroup_size:
+        raise UserError(f"a workgroup holds at most {spec.max_workgroup_size} work-items on {spec.name}, "
+                        f"not {workgroup_size}")
+
+
 def compute_occupancy(arch: str, *, vgpr: int, agpr: int = 0, sgpr: int | None = None,
                       lds_bytes: int = 0, workgroup_size: int, wave_size: int | None = None,
                       waves_per_eu: int | None = None, static_lds_bytes: int | None = None,

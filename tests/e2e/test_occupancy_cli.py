@@ -117,3 +117,30 @@ def test_hipcc_kernels_are_shown_by_their_demangled_names(capsys):
     assert main(["occupancy", "--json", str(folder)]) == 0
     kernels = {row["kernel"] for row in json.loads(capsys.readouterr().out)}
     assert "_Z19compute_fd_x_kernelILi4EEvPfPKfS2_iiiiiiii" in kernels
+
+
+GFX942_W4 = ["--arch", "gfx942", "--num-warps", "4"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([*GFX942_W4, "--vgpr", "600"], "gfx942 addresses at most 256 arch VGPRs per lane, not 600"),
+    ([*GFX942_W4, "--vgpr", "64", "--agpr", "300"], "gfx942 addresses at most 256 AGPRs per lane, not 300"),
+    (["--arch", "gfx1100", "--vgpr", "64", "--agpr", "8", "--num-warps", "4"],
+     "gfx1100 has no AGPRs (accumulation registers are CDNA's); --agpr 8"),
+    (["--arch", "gfx942", "--vgpr", "64", "--block-size", "2048"],
+     "a workgroup holds at most 1024 work-items on gfx942, not 2048"),
+    (["--vgpr", "600", str(EXAMPLE)],
+     f"{EXAMPLE}: kernel matmul_kernel: gfx942 addresses at most 256 arch VGPRs per lane, not 600"),
+])
+def test_impossible_what_if_values_are_refused(argv, message, capsys):
+    """A typed what-if no kernel can have (600 VGPRs, AGPRs on RDNA, a 2048-item workgroup) was turned into an
+    occupancy; now one line, exit 2. The largest legal values still compute."""
+    assert main(["occupancy", *argv]) == 2
+    assert capsys.readouterr().err == f"rocanalyze: error: {message}\n"
+
+
+def test_largest_legal_what_if_still_computes(capsys):
+    argv = ["occupancy", "--json", "--arch", "gfx942", "--vgpr", "256", "--agpr", "256", "--block-size", "1024"]
+    assert main(argv) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["waves_per_simd"], row["limiter"]) == (0.0, "vgpr")  # 16 waves need 4 per SIMD; 512 registers allow 1
