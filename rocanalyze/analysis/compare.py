@@ -25,8 +25,16 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
 
 def compare(base: Analysis, new: Analysis, *, margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, Any]:
     """The comparison as a JSON-able dict: step row, category rows, kernel or op rows, summary."""
+    for side, a in (("BASE", base), ("NEW", new)):
+        if not a.window_us and not any(k.get("total_us") is not None for k in a.kernels):
+            from rocanalyze.errors import UserError
+
+            raise UserError(f"{side} ({a.run.source or 'analysis'}) holds no GPU times (hardware counters "
+                            "without timestamps, or no GPU activity): compare needs traces with kernel durations")
     cross = _vendor(base) != _vendor(new) and "" not in (_vendor(base), _vendor(new))
-    step = delta_row("step time", _step_samples(base), _step_samples(new), margin_pct)
+    timed = bool(base.window_us) and bool(new.window_us)
+    step = delta_row("step time" if timed else "kernel time (no timeline)", _step_samples(base), _step_samples(new),
+                     margin_pct)
     cats = [delta_row(c, _cat_samples(base, c), _cat_samples(new, c), margin_pct)
             for c in sorted(set(base.categories_us) | set(new.categories_us) | {"idle"})]
     cats = [r for r in cats if _visible(r, base, new)]
@@ -102,7 +110,7 @@ def regression(result: dict[str, Any], pct: float) -> dict[str, Any] | None:
 def summary(result: dict[str, Any]) -> str:
     """One or two sentences naming the change (or saying there is none beyond noise)."""
     step = result["step"]
-    head = (f"step time {_ms(step['base']['mean'])} → {_ms(step['new']['mean'])} "
+    head = (f"{step['name']} {_ms(step['base']['mean'])} → {_ms(step['new']['mean'])} "
             f"({_signed(step['delta_pct'])}, {step['verdict']})")
     moved = [r for r in result["categories"] if r["significant"]][:3]
     if not step["significant"] and not moved:
@@ -120,7 +128,7 @@ def summary(result: dict[str, Any]) -> str:
 
 def _step_samples(a: Analysis) -> list[float]:
     durs = [float(s["dur_us"]) for s in a.steps if s.get("dur_us")]
-    return durs or [float(a.window_us or 0.0)]
+    return durs or [float(a.window_us or a.busy_us or 0.0)]  # per-kernel totals only: the summed kernel time
 
 
 def _cat_samples(a: Analysis, category: str) -> list[float]:
@@ -155,7 +163,7 @@ def _kernel_samples(a: Analysis, k: dict | None) -> list[float]:
         return [0.0] * max(1, len(a.steps))
     if k.get("per_step_us"):
         return [float(v) for v in k["per_step_us"]]
-    return [float(k["total_us"]) / max(1, len(a.steps))]
+    return [float(k.get("total_us") or 0.0) / max(1, len(a.steps))]  # a kernel without a recorded time adds none
 
 
 def _kernel_names(base: Analysis, new: Analysis) -> list[str]:

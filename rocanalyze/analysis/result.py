@@ -83,6 +83,7 @@ class Analysis:
             raise UserError(f"schema_version {version!r}; this rocanalyze reads up to "
                             f"{SCHEMA_VERSION}: upgrade rocanalyze")
         _check_fields(cls, data, "")
+        _check_entries(data)
         run = data.pop("run", None) or {}
         _check_fields(RunInfo, run, "run.")
         run_info = RunInfo(**{k: v for k, v in run.items() if k in {f.name for f in dataclasses.fields(RunInfo)}})
@@ -106,6 +107,50 @@ class Analysis:
 # the JSON types a field's annotation allows (checked when an analysis.json is read back)
 _JSON_TYPES: dict[str, tuple[type, ...]] = {"dict": (dict,), "list": (list,), "float": (int, float), "int": (int,),
                                             "str": (str,), "bool": (bool,), "RunInfo": (dict,)}
+
+
+# What the reports read in each entry of the Analysis' lists: key -> JSON type ("?" allows null); the keys
+# marked "!" must be there. Entries are checked when an analysis.json is read back, so a damaged or
+# hand-edited file is refused in one line instead of failing inside a renderer.
+_KERNEL = {"name": "str!", "category": "str!", "calls": "int", "total_us": "num?", "mean_us": "num?", "min_us": "num?",
+           "max_us": "num?", "share": "num?", "display": "str?", "op": "str?", "module": "str?", "kind": "str",
+           "tflops": "num?", "gbps": "num?", "per_step_us": "list?", "occupancy": "dict?", "counters": "dict"}
+_ENTRIES: dict[str, dict[str, str]] = {
+    "kernels": _KERNEL, "top_kernels": _KERNEL,
+    "recommendations": {"id": "str!", "level": "level!", "title": "str!", "action": "str!", "evidence": "str!",
+                        "saving_us": "num?!", "saving_pct": "num?!", "saving_source": "str!", "seed": "str!",
+                        "metrics": "dict"},
+    "steps": {"name": "str", "dur_us": "num!", "busy_us": "num?", "start_us": "num", "categories_us": "dict"},
+    "ops": {"op": "str!", "category": "str!", "time_us": "num!", "calls": "int", "efficiency": "num?",
+            "intensity": "num?", "tflops": "num?", "gbps": "num?", "flops": "num?", "bytes": "num?",
+            "roof_tflops": "num?", "peak": "str?", "bound": "str?", "kernels": "list", "shapes": "list?",
+            "dtypes": "list?", "module": "str", "notes": "list"},
+    "patterns": {"kind": "str!", "time_us": "num!", "count": "int"},
+    "host_api": {"name": "str!", "calls": "int", "total_us": "num", "mean_us": "num", "max_us": "num"},
+}
+_ENTRY_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "num": (int, float), "list": (list,),
+                                             "dict": (dict,), "level": (int, str)}
+
+
+def _check_entries(data: dict[str, Any]) -> None:
+    """UserError naming the first list entry whose key is missing or of a type the reports cannot read."""
+    from rocanalyze.errors import UserError
+
+    for field_name, schema in _ENTRIES.items():
+        for i, entry in enumerate(data.get(field_name) or []):
+            for key, spec in schema.items():
+                kind = spec.rstrip("!?")
+                if key not in entry:
+                    if "!" in spec:
+                        raise UserError(f"'{field_name}[{i}]' has no '{key}': analyze the run again")
+                    continue
+                value = entry[key]
+                if value is None and "?" in spec:
+                    continue
+                allowed = _ENTRY_TYPES[kind]
+                if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+                    raise UserError(f"'{field_name}[{i}].{key}' holds a JSON {type(value).__name__} where "
+                                    f"rocanalyze writes {kind}: analyze the run again")
 
 
 def _check_fields(kind: type, data: dict[str, Any], prefix: str) -> None:

@@ -91,6 +91,18 @@ def test_damaged_analysis_json_is_refused_in_one_line_naming_the_file(tmp_path):
         assert str(err.value).startswith(f"{saved}: {message}"), str(err.value)
     saved.write_text(json.dumps({**doc, "window_us": 5, "busy_us": None}))  # an int is a number; None allowed
     assert load_analysis(saved)[0].window_us == 5
+    # inside the lists' entries: a key a renderer reads is missing or of the wrong type
+    kernel = {k: v for k, v in doc["kernels"][0].items() if k != "name"}
+    rec = {**doc["recommendations"][0], "saving_us": "x"}
+    for content, message in ((json.dumps({**doc, "kernels": [kernel]}), "'kernels[0]' has no 'name'"),
+                             (json.dumps({**doc, "recommendations": [rec]}),
+                              "'recommendations[0].saving_us' holds a JSON str where rocanalyze writes num"),
+                             (json.dumps({**doc, "steps": [{**doc["steps"][0], "dur_us": []}]}),
+                              "'steps[0].dur_us' holds a JSON list where rocanalyze writes num")):
+        saved.write_text(content)
+        with pytest.raises(UserError) as err:
+            load_analysis(saved)
+        assert str(err.value) == f"{saved}: {message}: analyze the run again"
 
 
 def test_cpu_only_table_is_an_empty_analysis_when_allowed():

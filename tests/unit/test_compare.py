@@ -107,3 +107,19 @@ def test_kernels_shown_by_one_outline_stay_apart() -> None:
     assert len(cmp._kernels_by_key(a)) == len(a.kernels)
     r = cmp.compare(a, a)
     assert r["only_base"] == [] and r["only_new"] == []
+
+
+def test_inputs_without_gpu_times_are_refused_and_totals_are_named() -> None:
+    """Counter files without timestamps crashed compare (TypeError on a kernel's null total); now one line.
+    Stats-only inputs compare by summed kernel time, and the row says so instead of 'step time 0.000 ms'."""
+    from rocanalyze.errors import UserError
+
+    counters = analyze(realdata_path("rocprofv3", "rocprofiler_sdk_docs", "counter_collection.csv"))
+    with pytest.raises(UserError, match=r"^BASE \(.*counter_collection.csv\) holds no GPU times"):
+        cmp.compare(counters, counters)
+    base = analyze(realdata_path("rocprof_v1", "batched_gemm_mi300x", "results.stats.csv"))
+    new = analyze(realdata_path("rocprof_v1", "aiter_gemm_tuning_gfx950", "results.stats.csv"))
+    r = cmp.compare(base, new)
+    assert r["step"]["name"] == "kernel time (no timeline)"
+    assert r["step"]["base"]["mean"] == pytest.approx(base.busy_us) and base.busy_us == pytest.approx(331634184.678)
+    assert r["summary"].startswith("kernel time (no timeline) 331634.185 ms → ")
