@@ -19,7 +19,8 @@ def command(
     gpu: str = typer.Option(None, "--gpu", help="GPU whose peaks to use, e.g. MI300X, H100 (default: "
                                                 "from the trace)."),
     peaks: Path = typer.Option(None, "--peaks", help="Measured peaks JSON (from `rocanalyze ceilings`)."),
-    json_out: Path = typer.Option(None, "--json", help="Write the Analysis as JSON to this file."),
+    json_out: Path = typer.Option(None, "--json", help="Write the Analysis as JSON to this file ('-': to "
+                                                       "stdout, the report then goes to stderr)."),
     output: Path = typer.Option(None, "-o", "--output", help="Write analysis.json, report.html, summary.md "
                                                               "and trace.pftrace into this folder."),
     force: bool = typer.Option(False, "--force", help="Overwrite existing output files."),
@@ -32,6 +33,7 @@ def command(
     Examples:
       rocanalyze analyze examples/traces/train_step.json.gz
       rocanalyze analyze results.db --json analysis.json
+      rocanalyze analyze trace.json.gz --json - | jq .categories_us
       rocanalyze analyze trace.json.gz -o my-report/     # + report.html, summary.md, trace.pftrace
     """
     from rich.console import Console
@@ -42,23 +44,28 @@ def command(
     from rocanalyze.runfolder import check_writable, make_folder, write_atomic
 
     use_rules(rules)
-    for target in (json_out, output / "analysis.json" if output else None):
+    to_stdout = json_out is not None and str(json_out) == "-"
+    json_file = None if to_stdout else json_out
+    for target in (json_file, output / "analysis.json" if output else None):
         if target is not None and target.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", target)
-    for target in (json_out, output):
+    for target in (json_file, output):
         if target is not None:
             check_writable(target)
     analysis, table = analyze_with_table(path, steps=steps, rank=rank, gpu=gpu, peaks=peaks,
                                          progress=sys.stderr.isatty())
-    terminal.print_report(Console(), analysis)
+    terminal.print_report(Console(stderr=to_stdout), analysis)  # stdout stays clean JSON for a pipe
     written = []
-    if json_out is not None:
-        written.append(write_atomic(json_out, analysis.to_json()))
+    if to_stdout:
+        sys.stdout.write(analysis.to_json() + "\n")
+    if json_file is not None:
+        written.append(write_atomic(json_file, analysis.to_json()))
     if output is not None:
         make_folder(output)
         written += write_run_reports(analysis, table, output, force=force)
         written.append(write_atomic(output / "analysis.json", analysis.to_json()))
+    say = sys.stderr if to_stdout else sys.stdout
     for p in written:
-        print(f"wrote {p}")
+        print(f"wrote {p}", file=say)
     if output is not None:
-        print(f"next: open {output / 'report.html'}, or paste {output / 'summary.md'} into your PR")
+        print(f"next: open {output / 'report.html'}, or paste {output / 'summary.md'} into your PR", file=say)

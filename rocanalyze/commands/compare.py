@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -18,7 +19,8 @@ def command(
     base: Path = typer.Argument(..., help="The baseline: trace file, run folder or analysis.json."),
     new: Path = typer.Argument(..., help="The run to compare against it."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the Markdown table to this file."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON to this file."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the comparison as JSON to this file ('-': "
+                                         "to stdout, the table then goes to stderr)."),
     margin: float = typer.Option(DEFAULT_MARGIN_PCT, "--noise-margin",
                                  help="Changes within this many percent are noise (seed 000: 2%)."),
     fail_on_regression: float | None = typer.Option(
@@ -39,6 +41,9 @@ def command(
         raise UserError(f"--noise-margin must be >= 0, got {margin}")
     if fail_on_regression is not None and fail_on_regression < 0:
         raise UserError(f"--fail-on-regression must be >= 0, got {fail_on_regression}")
+    to_stdout = json_out is not None and str(json_out) == "-"
+    if to_stdout:
+        json_out = None
     for out in (output, json_out):
         if out is not None and out.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", out)
@@ -51,12 +56,15 @@ def command(
     from rocanalyze.reports.comparison import render_markdown
 
     md = render_markdown(result)
-    typer.echo(md)
+    as_json = json.dumps(result, indent=1, sort_keys=True, default=str) + "\n"
+    typer.echo(md, err=to_stdout)  # with --json -, stdout stays clean JSON for a pipe
+    if to_stdout:
+        sys.stdout.write(as_json)
     if output is not None:
         write_atomic(output, md)
-        typer.echo(f"wrote {output}")
+        typer.echo(f"wrote {output}", err=to_stdout)
     if json_out is not None:
-        write_atomic(json_out, json.dumps(result, indent=1, sort_keys=True, default=str) + "\n")
+        write_atomic(json_out, as_json)
         typer.echo(f"wrote {json_out}")
     if fail_on_regression is not None and (row := regression(result, fail_on_regression)) is not None:
         raise RegressionFound(f"regression: step time {row['delta_pct']:+.1f}% (over {fail_on_regression:g}%, "

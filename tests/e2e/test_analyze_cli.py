@@ -208,3 +208,17 @@ def test_outputs_that_cannot_be_written_are_one_line_before_the_work(tmp_path, c
     with pytest.raises(UserError, match=r"notes.txt/sub: cannot create the output folder: Not a directory"):
         make_folder(a_file / "sub")
     assert not list(tmp_path.glob("**/*.tmp")) and not list(tmp_path.glob("**/.*.tmp"))
+
+
+def test_json_dash_writes_clean_json_to_stdout(tmp_path, capsys, monkeypatch):
+    """`--json -` wrote a file named '-'; now the JSON goes to stdout (for a pipe into jq) and the report,
+    or compare's table, to stderr."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["analyze", str(TRAIN), "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["window_us"] > 0 and doc["kernels"] and "GPU time by category" in captured.err
+    assert main(["compare", str(TRAIN), str(TRAIN), "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["step"]["name"] == "step time" and "## rocanalyze compare" in captured.err
+    assert not (tmp_path / "-").exists()
