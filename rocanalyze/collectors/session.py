@@ -105,11 +105,12 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
 
 
 def _make_folders(opts: ProfileOptions, job: JobInfo) -> tuple[Path, Path]:
+    """The run folder (and this rank's), as absolute paths: the script may change the working directory."""
     stem = opts.target.name
     if job.world_size <= 1:
-        folder = runfolder.create_run_folder(runfolder.choose_run_folder(stem, opts.output))
+        folder = runfolder.create_run_folder(runfolder.choose_run_folder(stem, opts.output).absolute())
         return folder, folder
-    folder = opts.output or Path(f"{runfolder.default_run_name(stem, job.started)}-{job.short_id}")
+    folder = (opts.output or Path(f"{runfolder.default_run_name(stem, job.started)}-{job.short_id}")).absolute()
     rank_folder = runfolder.claim_job_folder(folder, job.job_id, job.world_size, job.rank,
                                              {"command": _python_command(opts.target)})
     return folder, rank_folder

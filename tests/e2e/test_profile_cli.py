@@ -226,3 +226,18 @@ def test_full_run_writes_the_analysis_and_reports(tmp_path: Path, script: Path,
     assert f"report: {run / 'report.html'}\n" in out
     assert out.rstrip().endswith(f"next: open {run / 'report.html'}; after a change, profile again and "
                                  f"rocanalyze compare {run} NEW_RUN")
+
+
+def test_a_script_that_changes_directory_keeps_a_relative_run_folder(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o run` is relative to where rocanalyze started, not where the script ends: a script that called
+    os.chdir made the after-run writes fail ('run/env.json: cannot write')."""
+    script = tmp_path / "wander.py"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script.write_text(TRAIN.replace("args = p.parse_args()", f"args = p.parse_args(); os.chdir({str(elsewhere)!r})"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["profile", "-o", "run", str(script)]) == 0
+    assert {"run.json", "env.json", "trace.json.gz", "analysis.json", "report.html"} <= {
+        p.name for p in (tmp_path / "run").iterdir()}
+    assert not (elsewhere / "run").exists() and _run_json(tmp_path / "run")["status"] == "completed"
