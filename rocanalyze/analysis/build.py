@@ -70,7 +70,8 @@ def analyze_table(table: EventTable, *, run: RunInfo | None = None, steps: str |
             return _host_api_only(table, {**base, "notes": list(table.notes) + barrier_note})
         if not allow_empty:
             raise UserError("no GPU activity in this trace (CPU-only profile?)", run.source)
-        return Analysis(**{**base, "notes": notes + ["no GPU activity was recorded (CPU-only run or no GPU work)"]},
+        return Analysis(**{**base, "notes": list(table.notes) + barrier_note  # which GPU: moot without GPU work
+                           + ["no GPU activity was recorded (CPU-only run or no GPU work)"]},
                         window_us=0.0, busy_us=0.0, idle_us=0.0)
     ranks = sorted(int(r) for r in table.gpu["rank"].unique())
     primary = ranks[0] if rank is None else rank

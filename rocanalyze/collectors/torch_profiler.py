@@ -7,8 +7,10 @@ the trace of what ran (torch.profiler's stop() fires on_trace_ready for an activ
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +117,10 @@ class TorchCollector:
         self._exported = False
         self._started = False
         self._stopping = False
+        self._own_call = False         # inside our own profiler call (start, step, stop)
+        self._stepped_aside_at: int | None = None  # step at which the script's own profiler took over
+        self._cut_short = False        # ... before our window had closed
+        self._unguard: Any = None
 
     def start(self) -> None:
         torch = self._torch = import_torch()
@@ -136,16 +142,58 @@ class TorchCollector:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self._t0 = time.perf_counter()
-        self._prof.start()
+        self._guard_other_profilers()
+        with self._own():
+            self._prof.start()
         self._started = True
         self._hook = register_optimizer_step_post_hook(
             lambda optimizer, args, kwargs: self.driver.optimizer_step(optimizer))
         markers.activate(self.driver)
 
     def _on_step(self) -> None:
-        self._prof.step()
+        if self._stepped_aside_at is None:
+            with self._own():
+                self._prof.step()
         if self.settings.memory and self._gpu:
             self._sample_memory()
+
+    @contextlib.contextmanager
+    def _own(self) -> Iterator[None]:
+        self._own_call = True
+        try:
+            yield
+        finally:
+            self._own_call = False
+
+    def _guard_other_profilers(self) -> None:
+        """One profiler records per process: when the script starts its own (torch.profiler or the autograd
+        profiler), ours stops first, keeping what it recorded, and stays out of the way. Left alone, the
+        script's profiler ends our session, and torch then crashes exporting ours (a segfault)."""
+        from torch.autograd import profiler as autograd_profiler
+
+        original = autograd_profiler.profile._prepare_trace
+        collector = self
+
+        def prepare_trace(profiler: Any, *args: Any, **kwargs: Any) -> Any:
+            if not collector._own_call and collector._stepped_aside_at is None:
+                collector._step_aside()
+            return original(profiler, *args, **kwargs)
+
+        autograd_profiler.profile._prepare_trace = prepare_trace
+        self._unguard = lambda: setattr(autograd_profiler.profile, "_prepare_trace", original)
+
+    def _step_aside(self) -> None:
+        self._stepped_aside_at = self.driver.steps
+        self._cut_short = not self._exported  # after the window closed and was saved, nothing is lost
+        if self._cut_short:
+            print(f"rocanalyze: the script starts its own torch.profiler at step {self.driver.steps}; one "
+                  "profiler records per process, so rocanalyze's recording stops here and keeps what it has "
+                  "(the script's own trace can be analyzed too: rocanalyze analyze TRACE)",
+                  file=sys.stderr, flush=True)
+        self._stopping = True          # not the window closing: no "saved, runs on" line
+        with self._own():
+            self._prof.stop()          # exports what was recorded so far (on_trace_ready)
+        self._stopping = False
 
     def _sample_memory(self) -> None:
         cuda = self._torch.cuda
@@ -183,12 +231,16 @@ class TorchCollector:
                 self._sample_memory()
             except RuntimeError as err:      # the script died of a device error: keep the trace anyway
                 facts["memory_note"] = f"last memory sample failed: {str(err).splitlines()[0]}"
+        if self._unguard is not None:
+            self._unguard()
         recorded_s = time.perf_counter() - self._t0
-        if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
-            print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} steps); "
-                  "a long recording takes torch.profiler a while", file=sys.stderr, flush=True)
-        self._stopping = True
-        self._prof.stop()                 # fires on_trace_ready when steps were being recorded
+        if self._stepped_aside_at is None:
+            if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
+                print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} "
+                      "steps); a long recording takes torch.profiler a while", file=sys.stderr, flush=True)
+            self._stopping = True
+            with self._own():
+                self._prof.stop()         # fires on_trace_ready when steps were being recorded
         sched = self.settings.schedule
         facts["trace"] = TRACE_NAME if self._exported else None
         if isinstance(sched, Schedule):
@@ -202,6 +254,10 @@ class TorchCollector:
             facts["schedule_note"] = (f"recorded steps 1-{sched.count} of the {self.driver.steps} the script ran "
                                       "(the default); --steps all records every step, --steps WAIT,WARMUP,ACTIVE "
                                       "others")
+        if self._stepped_aside_at is not None and self._cut_short:
+            facts["stepped_aside_at"] = self._stepped_aside_at
+            facts["schedule_note"] = (f"the script started its own torch.profiler at step {self._stepped_aside_at}; "
+                                      "rocanalyze's recording stopped there (one profiler records per process)")
         if self.settings.memory:
             facts["memory"] = self.memory_report()
         return facts

@@ -84,6 +84,8 @@ def use_run_record(table: EventTable) -> None:
     try:
         facts = json.loads((Path(table.paths[0]).parent / "run.json").read_text())["torch"]
         marked = int(facts["steps"])
+        if facts.get("stepped_aside_at") is not None:  # the script's own profiler ended ours there: a cut step
+            marked = min(marked, int(facts["stepped_aside_at"]))
     except (OSError, ValueError, KeyError, TypeError):
         return          # not a profile run folder, or no torch pass: nothing says where steps end
     notes = [f"run.json: {facts['schedule_note']}"] if facts.get("schedule_note") else []

@@ -241,3 +241,44 @@ def test_a_script_that_changes_directory_keeps_a_relative_run_folder(tmp_path: P
     assert {"run.json", "env.json", "trace.json.gz", "analysis.json", "report.html"} <= {
         p.name for p in (tmp_path / "run").iterdir()}
     assert not (elsewhere / "run").exists() and _run_json(tmp_path / "run")["status"] == "completed"
+
+
+OWN_PROFILER = textwrap.dedent("""
+    import sys, torch
+    from torch.profiler import profile, ProfilerActivity
+    model = torch.nn.Linear(32, 32)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def step():
+        model(torch.randn(8, 32)).square().mean().backward(); opt.step(); opt.zero_grad()
+    for _ in range(int(sys.argv[1])):
+        step()
+    with profile(activities=[ProfilerActivity.CPU]) as own:
+        for _ in range(3):
+            step()
+    print("own profiler events", len(own.events()) > 0)
+""")
+
+
+@pytest.mark.parametrize(("before", "cut_at"), [(5, 5), (25, None)])
+def test_a_script_with_its_own_profiler_keeps_it_and_ours_steps_aside(tmp_path: Path, before: int,
+                                                                      cut_at: int | None) -> None:
+    """A script running its own torch.profiler inside our recording window ended our session, and torch
+    then segfaulted exporting ours (exit 139, no report). Ours now stops first, keeping what it recorded;
+    the script's profiler works; after our window closed nothing changes."""
+    script = tmp_path / "own.py"
+    script.write_text(OWN_PROFILER)
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(run), str(script), str(before)],
+                          capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "own profiler events True" in proc.stdout
+    facts = _run_json(run)["torch"]
+    steps = {n for n in _trace_names(run) if n.startswith("ProfilerStep#")}
+    if cut_at is None:
+        assert "stepped_aside_at" not in facts and steps == {f"ProfilerStep#{i}" for i in range(20)}
+        return
+    assert facts["stepped_aside_at"] == cut_at and "own torch.profiler at step 5" in facts["schedule_note"]
+    assert "rocanalyze: the script starts its own torch.profiler at step 5" in proc.stderr
+    assert steps == {f"ProfilerStep#{i}" for i in range(cut_at + 1)}  # the last one cut where ours stopped
+    assert (run / "report.html").is_file()
