@@ -13,6 +13,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import threading
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -76,8 +77,34 @@ def validate_target(target: Target) -> None:
 
 
 def run_target(target: Target) -> Outcome:
-    """Run the script or module in this process and return how it ended (never raises for its errors)."""
+    """Run the script or module in this process and return how it ended (never raises for its errors).
+
+    As the interpreter does at exit, the script's non-daemon threads are waited for before it counts as
+    ended: a script whose main thread only starts the training thread still trains under the profiler.
+    """
     saved_argv, saved_path, saved_main = list(sys.argv), list(sys.path), sys.modules.get("__main__")
+    before = set(threading.enumerate())
+    try:
+        outcome = _run_main(target)
+        try:
+            _join_new_threads(before)
+        except KeyboardInterrupt as exc:
+            print_user_traceback(exc)
+            outcome = Outcome(exit_code=130, failed=True, interrupted=True, raised=True, error="KeyboardInterrupt")
+        return outcome
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+def _join_new_threads(before: set[threading.Thread]) -> None:
+    for thread in threading.enumerate():
+        if thread not in before and not thread.daemon and thread is not threading.current_thread():
+            thread.join()
+
+
+def _run_main(target: Target) -> Outcome:
     try:
         if target.kind == "script":
             sys.argv = [target.name, *target.args]
@@ -98,10 +125,6 @@ def run_target(target: Target) -> Outcome:
     except BaseException as exc:  # the user's exception, whatever it is: report it as Python would
         print_user_traceback(exc)
         return Outcome(exit_code=1, failed=True, raised=True, error=_one_line(exc))
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-        if saved_main is not None:
-            sys.modules["__main__"] = saved_main
 
 
 def _run_script(name: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -120,6 +121,8 @@ class TorchCollector:
         self._own_call = False         # inside our own profiler call (start, step, stop)
         self._stepped_aside_at: int | None = None  # step at which the script's own profiler took over
         self._cut_short = False        # ... before our window had closed
+        self._owner: threading.Thread | None = None  # the thread that started the profiler
+        self._foreign_steps = 0        # steps marked from other threads (not recorded as steps)
         self._unguard: Any = None
 
     def start(self) -> None:
@@ -143,6 +146,7 @@ class TorchCollector:
 
         self._t0 = time.perf_counter()
         self._guard_other_profilers()
+        self._owner = threading.current_thread()
         with self._own():
             self._prof.start()
         self._started = True
@@ -151,7 +155,11 @@ class TorchCollector:
         markers.activate(self.driver)
 
     def _on_step(self) -> None:
-        if self._stepped_aside_at is None:
+        if threading.current_thread() is not self._owner:
+            # torch.profiler can only be stepped (started, stopped) from the thread that started it: from a
+            # training thread it crashes (a segfault at export). Steps there are counted, not recorded.
+            self._foreign_steps += 1
+        elif self._stepped_aside_at is None:
             with self._own():
                 self._prof.step()
         if self.settings.memory and self._gpu:
@@ -254,6 +262,11 @@ class TorchCollector:
             facts["schedule_note"] = (f"recorded steps 1-{sched.count} of the {self.driver.steps} the script ran "
                                       "(the default); --steps all records every step, --steps WAIT,WARMUP,ACTIVE "
                                       "others")
+        if self._foreign_steps:
+            facts["steps_from_other_threads"] = self._foreign_steps
+            facts["schedule_note"] = (f"{self._foreign_steps} of the {self.driver.steps} steps were marked from a "
+                                      "thread other than the main one, where torch.profiler cannot be stepped: "
+                                      "the recording ran to the end of the script without step ranges")
         if self._stepped_aside_at is not None and self._cut_short:
             facts["stepped_aside_at"] = self._stepped_aside_at
             facts["schedule_note"] = (f"the script started its own torch.profiler at step {self._stepped_aside_at}; "

@@ -282,3 +282,36 @@ def test_a_script_with_its_own_profiler_keeps_it_and_ours_steps_aside(tmp_path: 
     assert "rocanalyze: the script starts its own torch.profiler at step 5" in proc.stderr
     assert steps == {f"ProfilerStep#{i}" for i in range(cut_at + 1)}  # the last one cut where ours stopped
     assert (run / "report.html").is_file()
+
+
+THREADED = textwrap.dedent("""
+    import sys, threading, torch
+    model = torch.nn.Linear(32, 32)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def train():
+        for _ in range(30):
+            model(torch.randn(8, 32)).square().mean().backward(); opt.step(); opt.zero_grad()
+    worker = threading.Thread(target=train)
+    worker.start()
+    if sys.argv[1] == "join":
+        worker.join()
+    print("main thread done")
+""")
+
+
+@pytest.mark.parametrize("main_thread", ["join", "return"])
+def test_training_in_a_worker_thread(tmp_path: Path, main_thread: str) -> None:
+    """Optimizer steps from a worker thread stepped torch.profiler there, and torch segfaulted exporting
+    (exit 139). Now they are counted, not used to step it. A script whose main thread returns while a
+    non-daemon thread trains is waited for, as the interpreter waits at exit: its 30 steps are seen."""
+    script = tmp_path / "threaded.py"
+    script.write_text(THREADED)
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(run), str(script), main_thread],
+                          capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    facts = _run_json(run)["torch"]
+    assert (facts["steps"], facts["steps_from_other_threads"]) == (30, 30)
+    assert facts["schedule_note"].startswith("30 of the 30 steps were marked from a thread other than the main one")
+    assert (run / "report.html").is_file()
