@@ -3,16 +3,11 @@
 # after 5 steps (inside rocanalyze's default window of steps 1-20) and after 25 (outside it). rocanalyze's
 # recording steps aside in the first case and is untouched in the second; the script's profiler records
 # its kernels both times. Needs .whl/ carried (see run_issue4_workloads.sh). Logs go to $OUT.
-set -u
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-python3 -m pip install -q --no-index --find-links .whl typer rich plotly jinja2 msgspec perfetto pyelftools zstandard msgpack 2>&1 | tail -2
-cat > /tmp/own_gpu.py <<'PY'
-import sys, torch
+source tests/data/e2e_gpu/device_env.sh
+cat > /tmp/own_gpu.py <<PY
+$WORKLOAD_STEP
+import torch
 from torch.profiler import profile, ProfilerActivity
-sys.path.insert(0, "examples/workloads")
-import launch_bound
-from rocanalyze import step as mark
-step = launch_bound.make("cuda")
 for _ in range(int(sys.argv[1])):
     step(); mark()
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as own:

@@ -2,15 +2,10 @@
 # GPU check (lent H200, repository root, not CI): launch_bound's step trained from a worker thread under
 # `rocanalyze profile` (the main thread joins it, or returns at once). Steps from a thread other than the
 # one that started torch.profiler are counted, not used to step it. Needs .whl/ carried. Logs go to $OUT.
-set -u
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-python3 -m pip install -q --no-index --find-links .whl typer rich plotly jinja2 msgspec perfetto pyelftools zstandard msgpack 2>&1 | tail -2
-cat > /tmp/thread_gpu.py <<'PY'
-import sys, threading
-sys.path.insert(0, "examples/workloads")
-import launch_bound
-from rocanalyze import step as mark
-step = launch_bound.make("cuda")
+source tests/data/e2e_gpu/device_env.sh
+cat > /tmp/thread_gpu.py <<PY
+$WORKLOAD_STEP
+import threading
 def train():
     for _ in range(30):
         step(); mark()
