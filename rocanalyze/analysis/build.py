@@ -16,7 +16,7 @@ import pandas as pd
 
 from rocanalyze._version import __version__
 from rocanalyze.analysis.kernels import display_name
-from rocanalyze.analysis.result import Analysis, RunInfo
+from rocanalyze.analysis.result import Analysis, RunInfo, fits_json_type
 from rocanalyze.analysis.timeaccount import NS_PER_US, TimeAccount, account
 from rocanalyze.analysis.window import Window, choose_window
 from rocanalyze.errors import UserError
@@ -376,8 +376,7 @@ def _run_info(path: Path, table: EventTable) -> RunInfo:
             value = (meta or {}).get(key)
             if value is None:
                 continue
-            if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) and (
-                    key != "command" or all(isinstance(part, str) for part in value)):
+            if fits_json_type(value, (kind,)) and (key != "command" or all(isinstance(part, str) for part in value)):
                 info[key] = value
             else:
                 article = "an" if kind.__name__[0] in "aeiou" else "a"

@@ -104,9 +104,16 @@ class Analysis:
         return dataclasses.replace(self, **changes)
 
 
-# the JSON types a field's annotation allows (checked when an analysis.json is read back)
-_JSON_TYPES: dict[str, tuple[type, ...]] = {"dict": (dict,), "list": (list,), "float": (int, float), "int": (int,),
-                                            "str": (str,), "bool": (bool,), "RunInfo": (dict,)}
+# The JSON types a field's annotation, or an entry schema below, allows (checked when an analysis.json is
+# read back); "num" is the entry schemas' name for a float field, "level" a recommendation's ladder level.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"dict": (dict,), "list": (list,), "float": (int, float),
+                                            "num": (int, float), "int": (int,), "str": (str,), "bool": (bool,),
+                                            "RunInfo": (dict,), "level": (int, str)}
+
+
+def fits_json_type(value: Any, allowed: tuple[type, ...]) -> bool:
+    """isinstance, except that a JSON true/false is not a number (bool is an int in Python)."""
+    return isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)
 
 
 # What the reports read in each entry of the Analysis' lists: key -> JSON type ("?" allows null); the keys
@@ -128,9 +135,6 @@ _ENTRIES: dict[str, dict[str, str]] = {
     "patterns": {"kind": "str!", "time_us": "num!", "count": "int"},
     "host_api": {"name": "str!", "calls": "int", "total_us": "num", "mean_us": "num", "max_us": "num"},
 }
-_ENTRY_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "num": (int, float), "list": (list,),
-                                             "dict": (dict,), "level": (int, str)}
-
 
 def _check_entries(data: dict[str, Any]) -> None:
     """UserError naming the first list entry whose key is missing or of a type the reports cannot read."""
@@ -147,8 +151,7 @@ def _check_entries(data: dict[str, Any]) -> None:
                 value = entry[key]
                 if value is None and "?" in spec:
                     continue
-                allowed = _ENTRY_TYPES[kind]
-                if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+                if not fits_json_type(value, _JSON_TYPES[kind]):
                     raise UserError(f"'{field_name}[{i}].{key}' holds a JSON {type(value).__name__} where "
                                     f"rocanalyze writes {kind}: analyze the run again")
 
@@ -169,16 +172,13 @@ def _check_fields(kind: type, data: dict[str, Any], prefix: str) -> None:
 
 def _wrong_value(value: Any, annotation: str) -> Any:
     """The value (or the first item) that does not fit the annotation; None when all fit."""
-    def fits(item: Any, allowed: tuple[type, ...]) -> bool:
-        return isinstance(item, allowed) and not (isinstance(item, bool) and bool not in allowed)
-
-    if not fits(value, _JSON_TYPES[annotation.split("[")[0].split(" ")[0]]):
+    if not fits_json_type(value, _JSON_TYPES[annotation.split("[")[0].split(" ")[0]]):
         return value
     items = {"list[dict": (value, (dict,)), "list[str": (value, (str,)),
              "dict[str, float]": (value.values() if isinstance(value, dict) else [], (int, float))}
     for start, (members, allowed) in items.items():
         if annotation.startswith(start):
-            return next((item for item in members if not fits(item, allowed)), None)
+            return next((item for item in members if not fits_json_type(item, allowed)), None)
     return None
 
 

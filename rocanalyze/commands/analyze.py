@@ -56,14 +56,15 @@ def command(
                                          progress=sys.stderr.isatty())
     terminal.print_report(Console(stderr=to_stdout), analysis)  # stdout stays clean JSON for a pipe
     written = []
+    as_json = analysis.to_json() if to_stdout or json_file or output else ""  # serialised once for every target
     if to_stdout:
-        sys.stdout.write(analysis.to_json() + "\n")
+        sys.stdout.write(as_json + "\n")
     if json_file is not None:
-        written.append(write_atomic(json_file, analysis.to_json()))
+        written.append(write_atomic(json_file, as_json))
     if output is not None:
         make_folder(output)
         written += write_run_reports(analysis, table, output, force=force)
-        written.append(write_atomic(output / "analysis.json", analysis.to_json()))
+        written.append(write_atomic(output / "analysis.json", as_json))
     say = sys.stderr if to_stdout else sys.stdout
     for p in written:
         print(f"wrote {p}", file=say)
