@@ -25,7 +25,7 @@ DONE_FILE = "done"
 def default_run_name(target: str, now: float | None = None) -> str:
     """Folder name for a run of `target` (a script path, module or program): rocanalyze-<stem>-<time>."""
     stem = Path(target).name
-    for suffix in (".py", ".pyw"):
+    for suffix in (".py", ".pyw", ".pyz", ".zip"):
         stem = stem.removesuffix(suffix)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("._") or "run"
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))

@@ -16,6 +16,7 @@ import sys
 import threading
 import traceback
 import types
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -56,12 +57,20 @@ def validate_target(target: Target) -> None:
     """Cheap checks before any profiling: the script exists and compiles, the module is found."""
     if target.kind == "script":
         path = Path(target.name)
+        if path.is_dir() or _is_zip(path):
+            if not runnable_archive(path):  # `python DIR` and `python app.zip` run the __main__.py inside
+                kind = "folder" if path.is_dir() else "zip archive"
+                raise UserError(f"a {kind} with no __main__.py: give the script to run", target.name)
+            return
         if not path.is_file():
             raise UserError("script not found", target.name)
         try:
             compile(path.read_bytes(), target.name, "exec")
-        except SyntaxError as err:
-            raise UserError(f"the script does not parse: {err.msg} (line {err.lineno})",
+        except OSError as err:
+            raise UserError(f"cannot read the script: {err.strerror or err}", target.name) from None
+        except (SyntaxError, ValueError) as err:  # ValueError: null bytes, before Python 3.12
+            where = f" (line {err.lineno})" if getattr(err, "lineno", None) else ""
+            raise UserError(f"the script does not parse: {getattr(err, 'msg', None) or err}{where}",
                             target.name) from None
     elif target.kind == "module":
         saved = list(sys.path)
@@ -74,6 +83,26 @@ def validate_target(target: Target) -> None:
             sys.path[:] = saved
         if spec is None:
             raise UserError(f"no module named {target.name!r} (as `python -m {target.name}` would say)")
+
+
+def _is_zip(path: Path) -> bool:
+    try:
+        return path.is_file() and zipfile.is_zipfile(path)
+    except OSError:
+        return False
+
+
+def runnable_archive(path: Path) -> bool:
+    """True for a folder or zip archive holding the `__main__.py` that `python PATH` would run."""
+    if path.is_dir():
+        return (path / "__main__.py").is_file()
+    if not _is_zip(path):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "__main__.py" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def run_target(target: Target) -> Outcome:
@@ -108,8 +137,12 @@ def _run_main(target: Target) -> Outcome:
     try:
         if target.kind == "script":
             sys.argv = [target.name, *target.args]
-            sys.path[0] = str(Path(target.name).resolve().parent)
-            _run_script(target.name)
+            if runnable_archive(Path(target.name)):
+                sys.path[0] = target.name           # as `python DIR`: the folder itself is imported from
+                runpy.run_path(target.name, run_name="__main__")
+            else:
+                sys.path[0] = str(Path(target.name).resolve().parent)
+                _run_script(target.name)
         elif target.kind == "module":
             sys.argv = [target.name, *target.args]   # runpy puts the module's file in argv[0]
             sys.path[0] = os.getcwd()

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from rocanalyze.collectors.finish import finish_run, print_summary
-from rocanalyze.collectors.runner import Target
+from rocanalyze.collectors.runner import Target, runnable_archive
 from rocanalyze.collectors.session import ProfileOptions, collector_name, profile
 from rocanalyze.collectors.torch_profiler import FirstSteps, parse_steps
 from rocanalyze.commands._rules import rules_option, use_rules
@@ -79,8 +79,8 @@ def _target(module: bool, args: list[str], collector: str) -> Target:
 
 
 def _is_python(path: Path) -> bool:
-    """A .py file, or a file whose shebang names python."""
-    if path.suffix in (".py", ".pyw"):
+    """A .py file, a file whose shebang names python, or a folder or zip with a __main__.py."""
+    if path.suffix in (".py", ".pyw") or runnable_archive(path):
         return True
     try:
         with path.open("rb") as fh:

@@ -165,6 +165,7 @@ def test_existing_output_folder_is_never_overwritten(tmp_path: Path, script: Pat
                                  "ACTIVE >= 1), e.g. --steps 5 or --steps 2,1,5, or all"),
     (["--collector", "nsys", "SCRIPT"], "--collector 'nsys': expected one of torch, rocprof, both"),
     (["missing.py"], "missing.py: script not found"),
+    (["sub"], "sub: a folder with no __main__.py: give the script to run"),
     (["--", "./app"], "'./app' is not a Python script; a program after `--` needs --collector rocprof"),
     (["--rules", "nope.toml", "SCRIPT"], "nope.toml: rules file not found"),  # before the script runs
 ])
@@ -172,6 +173,7 @@ def test_user_errors_are_one_line(tmp_path: Path, script: Path, capsys: pytest.C
                                   monkeypatch: pytest.MonkeyPatch, args: list[str], line: str) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "app").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "sub").mkdir()
     args = [str(script) if a == "SCRIPT" else a for a in args]
     assert main(["profile", *args]) == 2
     assert capsys.readouterr().err == f"rocanalyze: error: {line}\n"

@@ -95,3 +95,39 @@ def test_validate_target(tmp_path: Path) -> None:
     assert str(err.value) == "no module named 'no_such_module_xyz' (as `python -m no_such_module_xyz` would say)"
     validate_target(Target("module", "json.tool"))
     assert os.path.exists(bad)
+    nul = _script(tmp_path, "print(1)\0\n", "nul.py")       # a binary saved as .py: no "(line None)"
+    with pytest.raises(UserError) as err:
+        validate_target(Target("script", str(nul)))
+    assert str(err.value) == f"{nul}: the script does not parse: source code string cannot contain null bytes"
+    with pytest.raises(UserError) as err:
+        validate_target(Target("script", str(tmp_path)))
+    assert str(err.value) == f"{tmp_path}: a folder with no __main__.py: give the script to run"
+
+
+def test_folder_and_zip_run_their_main_as_python_does(tmp_path: Path) -> None:
+    """`python DIR` and `python app.zip` run the __main__.py inside, with the folder or zip on sys.path."""
+    import zipfile
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text("import helper\n" + PROBE)
+    (app / "helper.py").write_text("")
+    out = tmp_path / "dir.json"
+    validate_target(Target("script", str(app)))
+    assert run_target(Target("script", str(app), [str(out)])).exit_code == 0
+    seen = json.loads(out.read_text())
+    assert (seen["argv"], seen["name"], seen["path0"]) == ([str(app), str(out)], "__main__", str(app))
+    assert seen["file"] == str(app / "__main__.py")
+
+    archive = tmp_path / "app.pyz"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("__main__.py", PROBE.replace("__file__", "__name__") + "raise SystemExit(4)\n")
+    validate_target(Target("script", str(archive)))
+    assert run_target(Target("script", str(archive), [str(out)])).exit_code == 4
+    assert json.loads(out.read_text())["path0"] == str(archive)
+
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as zf:
+        zf.writestr("train.py", "")
+    with pytest.raises(UserError) as err:
+        validate_target(Target("script", str(empty)))
+    assert str(err.value) == f"{empty}: a zip archive with no __main__.py: give the script to run"
