@@ -42,6 +42,17 @@ def finish_run(result: RunResult, *, report: bool, wait_ranks_s: float) -> Finis
         return Finished(error=str(err))
 
 
+def finish_sudden_end(result: RunResult, *, report: bool, wait_ranks_s: float) -> None:
+    """The script ended with os._exit or SIGTERM; its records are saved. os._exit is the script's own way
+    to end, so it gets its report; a terminated run is left to analyze later (a kill may follow)."""
+    if result.outcome.terminated:
+        done = Finished(skipped="terminated (SIGTERM) before the report was written")
+    else:
+        done = finish_run(result, report=report, wait_ranks_s=wait_ranks_s)
+    print_summary(result, done)
+    sys.stdout.flush()   # os._exit and the re-raised signal end the process without flushing it
+
+
 def _has_nothing(result: RunResult) -> bool:
     info = result.run_info
     torch_trace = (info.get("torch") or {}).get("trace")
@@ -66,8 +77,8 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     folder = result.folder
     lines: list[str] = []
     outcome = result.outcome
-    state = ("interrupted" if outcome.interrupted else f"failed (exit code {outcome.exit_code})"
-             if outcome.exit_code else "completed")
+    state = ("interrupted" if outcome.interrupted else "was terminated (SIGTERM)" if outcome.terminated
+             else f"failed (exit code {outcome.exit_code})" if outcome.exit_code else "completed")
     lines.append(f"rocanalyze: the script {state}; run folder {folder}")
     if result.run_info.get("torch", {}).get("gpu_activity") is False:
         lines.append("rocanalyze: no GPU visible to torch (CPU-only build or no device): "
@@ -75,9 +86,7 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     torch_facts = result.run_info.get("torch") or {}
     if "steps" in torch_facts:
         lines.append(step_line(torch_facts["steps"], torch_facts.get("step_source")))
-    note = torch_facts.get("schedule_note")
-    if note:
-        lines.append(f"rocanalyze: {note}")
+    lines += [f"rocanalyze: {torch_facts[key]}" for key in ("schedule_note", "stop_note") if torch_facts.get(key)]
     if done.analysis is not None:
         lines += summary_lines(done.analysis)
         report = next((p for p in done.written if p.name == "report.html"), None)

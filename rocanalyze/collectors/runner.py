@@ -51,6 +51,7 @@ class Outcome:
     interrupted: bool = False
     raised: bool = False           # ended by an uncaught exception (the trace stops mid-step)
     error: str | None = None       # "ValueError: ..." for a crash
+    terminated: bool = False       # ended by SIGTERM (the trace and records were saved first)
 
 
 def validate_target(target: Target) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +20,7 @@ from rocanalyze import runfolder
 from rocanalyze.collectors import environment, rocprof, triton_cache
 from rocanalyze.collectors.distributed import JobInfo, job_info
 from rocanalyze.collectors.runner import Outcome, Target, run_target, validate_target
+from rocanalyze.collectors.sudden_end import saving_on_sudden_end, say
 from rocanalyze.collectors.torch_profiler import FirstSteps, Schedule, TorchCollector, TorchSettings, import_torch
 from rocanalyze.errors import UserError
 
@@ -69,8 +71,13 @@ def check(opts: ProfileOptions) -> tuple[Any, str | None]:
     return torch, exe
 
 
-def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunResult:
-    """Run the target under the chosen collectors into a new run folder; never raises for the script."""
+def profile(opts: ProfileOptions, environ: dict[str, str] | None = None,
+            after_sudden_end: Callable[[RunResult], None] | None = None) -> RunResult:
+    """Run the target under the chosen collectors into a new run folder; never raises for the script.
+
+    Should the script end with os._exit or be terminated (SIGTERM) during the torch pass, the trace and
+    the run's records are saved first, then `after_sudden_end` gets the result, then the process ends.
+    """
     env = dict(os.environ if environ is None else environ)
     torch, exe = check(opts)
     job = job_info(env)
@@ -83,9 +90,24 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
                             "status": "running", "failed": False, "partial": True, "exit_code": None}
     runfolder.write_json(rank_folder / "run.json", info)
     outcome = Outcome(exit_code=1, failed=True, raised=True, error="rocanalyze stopped before the script ended")
+
+    def close(outcome: Outcome) -> RunResult:   # the run's record, also when rocanalyze itself fails
+        info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
+                    partial=outcome.raised, error=outcome.error, ended=_now(),
+                    status="failed" if outcome.failed else "completed")
+        _finish(rank_folder, info, env, torch)
+        if job.world_size > 1:
+            runfolder.mark_done(rank_folder, outcome.exit_code)
+        return RunResult(folder=folder, rank_folder=rank_folder, outcome=outcome, job=job, run_info=info)
+
+    def sudden_end(outcome: Outcome) -> None:
+        result = close(outcome)
+        if after_sudden_end is not None:
+            after_sudden_end(result)
+
     try:
         if opts.collector in ("torch", "both"):
-            outcome = _torch_pass(opts, rank_folder, info)
+            outcome = _torch_pass(opts, rank_folder, info, sudden_end)
         if opts.collector == "both" and outcome.failed:
             info["rocprof"] = {"note": "rocprof pass skipped: the script failed in the torch pass"}
         elif opts.collector in ("rocprof", "both"):
@@ -94,14 +116,9 @@ def profile(opts: ProfileOptions, environ: dict[str, str] | None = None) -> RunR
                 outcome = _outcome_from_child(rc, info["rocprof"].get("child"))
             else:
                 _join(rank_folder, info)
-    finally:   # also when rocanalyze itself fails or is interrupted: the folder says so
-        info.update(exit_code=outcome.exit_code, failed=outcome.failed, interrupted=outcome.interrupted,
-                    partial=outcome.raised, error=outcome.error, ended=_now(),
-                    status="failed" if outcome.failed else "completed")
-        _finish(rank_folder, info, env, torch)
-        if job.world_size > 1:
-            runfolder.mark_done(rank_folder, outcome.exit_code)
-    return RunResult(folder=folder, rank_folder=rank_folder, outcome=outcome, job=job, run_info=info)
+    finally:
+        result = close(outcome)
+    return result
 
 
 def _make_folders(opts: ProfileOptions, job: JobInfo) -> tuple[Path, Path]:
@@ -116,15 +133,19 @@ def _make_folders(opts: ProfileOptions, job: JobInfo) -> tuple[Path, Path]:
     return folder, rank_folder
 
 
-def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any]) -> Outcome:
+def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any],
+                sudden_end: Callable[[Outcome], None]) -> Outcome:
     settings = TorchSettings(schedule=opts.schedule, with_stack=opts.with_stack, memory=opts.memory)
     collector = TorchCollector(folder, settings)
     outcome = Outcome(exit_code=1, failed=True, error="profiler did not start")
     t0 = time.perf_counter()
-    try:
-        collector.start()
-        outcome = run_target(opts.target)
-    finally:
+    stopped = False
+
+    def stop() -> None:   # once: at the script's end, or at its sudden end
+        nonlocal stopped
+        if stopped:
+            return
+        stopped = True
         info["script_s"] = round(time.perf_counter() - t0, 3)
         facts = collector.stop()
         memory = facts.pop("memory", None)
@@ -134,6 +155,20 @@ def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any]) -> Out
         info["torch"] = facts
         trace = folder / facts["trace"] if facts.get("trace") else None
         _capture_triton(folder, info, triton_cache.loaded_kernels(), trace)
+
+    def save(how: str, code: int) -> None:
+        say(f"the script ended with {how}; saving what was recorded in {folder}")
+        stop()
+        # os._exit(0) is a script's way to skip a slow teardown: its trace is whole; other ends cut it
+        sudden_end(Outcome(exit_code=code, failed=code != 0, raised=code != 0, terminated=how == "SIGTERM",
+                           error=None if code == 0 else f"the script ended with {how}"))
+
+    try:
+        collector.start()
+        with saving_on_sudden_end(save):
+            outcome = run_target(opts.target)
+    finally:
+        stop()
     return outcome
 
 

@@ -242,7 +242,13 @@ class TorchCollector:
         if self._unguard is not None:
             self._unguard()
         recorded_s = time.perf_counter() - self._t0
-        if self._stepped_aside_at is None:
+        if self._stepped_aside_at is None and threading.current_thread() is not self._owner:
+            # os._exit from a worker thread: stopping torch.profiler off its own thread crashes the process
+            facts["stop_note"] = ("the script ended from a thread other than the one that started the profiler, "
+                                  "where torch.profiler cannot be stopped: " +
+                                  ("the trace saved when the window closed is kept" if self._exported
+                                   else "the recording is lost"))
+        elif self._stepped_aside_at is None:
             if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
                 print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} "
                       "steps); a long recording takes torch.profiler a while", file=sys.stderr, flush=True)

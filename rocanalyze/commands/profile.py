@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rocanalyze.collectors.finish import finish_run, print_summary
+from rocanalyze.collectors.finish import finish_run, finish_sudden_end, print_summary
 from rocanalyze.collectors.runner import Target, runnable_archive
 from rocanalyze.collectors.session import ProfileOptions, collector_name, profile
 from rocanalyze.collectors.torch_profiler import FirstSteps, parse_steps
@@ -54,7 +54,8 @@ def command(
     opts = ProfileOptions(target=_target(module, list(target or []), collector), output=output,
                           collector=collector, schedule=parse_steps(steps) if steps else FirstSteps(),
                           with_stack=with_stack, memory=memory, rocprof_format=rocprof_format)
-    result = profile(opts)
+    result = profile(opts, after_sudden_end=lambda ended: finish_sudden_end(
+        ended, report=not no_report, wait_ranks_s=wait_ranks))
     done = finish_run(result, report=not no_report, wait_ranks_s=wait_ranks)
     print_summary(result, done)
     if result.outcome.exit_code:   # the script's code, also when the analysis could not be made

@@ -88,7 +88,7 @@ def use_run_record(table: EventTable) -> None:
             marked = min(marked, int(facts["stepped_aside_at"]))
     except (OSError, ValueError, KeyError, TypeError):
         return          # not a profile run folder, or no torch pass: nothing says where steps end
-    notes = [f"run.json: {facts['schedule_note']}"] if facts.get("schedule_note") else []
+    notes = [f"run.json: {facts[key]}" for key in ("schedule_note", "stop_note") if facts.get(key)]
     ann = table.annotations
     if len(ann) and marked >= 1:
         numbers = pd.to_numeric(ann["name"].astype(str).str.extract(r"#(\d+)\s*$")[0], errors="coerce")

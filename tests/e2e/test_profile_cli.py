@@ -35,10 +35,24 @@ TRAIN = textwrap.dedent("""
             raise RuntimeError("CUDA out of memory (simulated)")
         if i == 1 and args.end == "ctrl-c":
             os.kill(os.getpid(), signal.SIGINT)
+        if i == 1 and args.end == "os-exit":
+            os._exit(7)
+        if i == 1 and args.end in ("sigterm", "own-handler"):
+            os.kill(os.getpid(), signal.SIGTERM)
+        if i == 0 and args.end == "own-handler":
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(9))
     if args.end == "exit3":
         sys.exit(3)
-    if args.end == "hard":  # dies without Python's shutdown, as a native crash or a kill does
-        os._exit(7)
+    if args.end == "hard":  # dies without Python's shutdown, as a native crash does
+        import ctypes
+        ctypes.string_at(0)
+    if args.end == "os-exit-0":   # skips a slow teardown: a normal end
+        import multiprocessing
+        child = multiprocessing.get_context("fork").Process(target=print, args=("child",))
+        child.start()          # a forked child ends with os._exit too: that is not the script's end
+        child.join()
+        print("trained", args.steps, flush=True)
+        os._exit(0)
     print("trained", args.steps)
 """)
 
@@ -113,22 +127,72 @@ def test_long_run_records_the_first_steps_and_says_so(tmp_path: Path, script: Pa
 
 
 def test_hard_death_after_the_window_keeps_the_trace_and_says_where(tmp_path: Path, script: Path) -> None:
-    """A process that dies without Python's shutdown (segfault, kill, os._exit) takes rocanalyze with it:
+    """A process that dies without Python's shutdown (a segfault, SIGKILL) takes rocanalyze with it:
     the trace of steps 1-20, saved when the window closed, and the line saying where it is, are what is left;
     analyzing that folder says the run never finished its record."""
     from rocanalyze.analysis.build import analyze
 
     run = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(run), str(script),
-                           "--steps", "25", "--end", "hard"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
-    assert proc.returncode == 7
+    proc = _profile_in_child(run, script, "--steps", "25", "--end", "hard")
+    assert proc.returncode == -11        # SIGSEGV
     assert (f"rocanalyze: steps 1-20 recorded, trace saved to {run / 'trace.json.gz'}; the script runs on "
             "unrecorded\n") in proc.stderr
     assert "rocanalyze: the script" not in proc.stdout + proc.stderr  # nothing after the death
     assert _run_json(run)["status"] == "running"
     assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(20)}
     assert any(n.startswith("run.json: the run never finished its record") for n in analyze(run).notes)
+
+
+def _profile_in_child(run: Path, script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rocanalyze", "profile", "-o", str(run), str(script), *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+
+
+def test_os_exit_inside_the_window_saves_the_run_and_its_report(tmp_path: Path, script: Path) -> None:
+    """os._exit skips every `finally`: rocanalyze saves the trace, the records and the report first."""
+    run = tmp_path / "run"
+    proc = _profile_in_child(run, script, "--steps", "5", "--end", "os-exit")
+    assert proc.returncode == 7
+    assert f"rocanalyze: the script ended with os._exit(7); saving what was recorded in {run}\n" in proc.stderr
+    assert f"rocanalyze: the script failed (exit code 7); run folder {run}\n" in proc.stdout
+    info = _run_json(run)
+    assert (info["status"], info["exit_code"], info["partial"], info["error"]) == (
+        "failed", 7, True, "the script ended with os._exit(7)")
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}
+    assert {"analysis.json", "report.html", "summary.md", "env.json"} <= {p.name for p in run.iterdir()}
+    assert "the profiled script failed; this covers what ran before it stopped" in (run / "summary.md").read_text()
+
+
+def test_os_exit_0_after_a_forked_child_is_a_normal_end(tmp_path: Path, script: Path) -> None:
+    run = tmp_path / "run"
+    proc = _profile_in_child(run, script, "--end", "os-exit-0")
+    assert proc.returncode == 0
+    assert proc.stdout.count("child\n") == 1 and proc.stderr.count("os._exit") == 1   # the script's, not the child's
+    info = _run_json(run)
+    assert (info["status"], info["exit_code"], info["partial"], info["error"]) == ("completed", 0, False, None)
+    assert "Warning" not in (run / "summary.md").read_text()
+
+
+def test_sigterm_saves_the_trace_then_dies_of_it(tmp_path: Path, script: Path) -> None:
+    """`timeout`, a scheduler's time limit: the trace and run.json are saved, the report is left for later."""
+    run = tmp_path / "run"
+    proc = _profile_in_child(run, script, "--steps", "5", "--end", "sigterm")
+    assert proc.returncode == -15
+    assert "rocanalyze: the script was terminated (SIGTERM)" in proc.stdout
+    assert f"next: rocanalyze analyze {run}\n" in proc.stdout
+    info = _run_json(run)
+    assert (info["status"], info["exit_code"], info["error"]) == ("failed", 143, "the script ended with SIGTERM")
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}
+    assert not (run / "analysis.json").exists()
+
+
+def test_a_script_handling_sigterm_keeps_its_handler(tmp_path: Path, script: Path) -> None:
+    run = tmp_path / "run"
+    proc = _profile_in_child(run, script, "--end", "own-handler")
+    assert proc.returncode == 9                       # its handler's sys.exit(9), through the normal end
+    assert "ended with SIGTERM" not in proc.stderr
+    assert (_run_json(run)["exit_code"], (run / "trace.json.gz").is_file()) == (9, True)
 
 
 def test_sys_exit_code_is_returned(tmp_path: Path, script: Path) -> None:
