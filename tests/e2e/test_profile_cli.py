@@ -159,7 +159,7 @@ def test_os_exit_inside_the_window_saves_the_run_and_its_report(tmp_path: Path, 
     info = _run_json(run)
     assert (info["status"], info["exit_code"], info["partial"], info["error"]) == (
         "failed", 7, True, "the script ended with os._exit(7)")
-    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(3)}
     assert {"analysis.json", "report.html", "summary.md", "env.json"} <= {p.name for p in run.iterdir()}
     assert "the profiled script failed; this covers what ran before it stopped" in (run / "summary.md").read_text()
 
@@ -183,7 +183,7 @@ def test_sigterm_saves_the_trace_then_dies_of_it(tmp_path: Path, script: Path) -
     assert f"next: rocanalyze analyze {run}\n" in proc.stdout
     info = _run_json(run)
     assert (info["status"], info["exit_code"], info["error"]) == ("failed", 143, "the script ended with SIGTERM")
-    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}
+    assert {n for n in _trace_names(run) if n.startswith("ProfilerStep#")} == {f"ProfilerStep#{i}" for i in range(3)}
     assert not (run / "analysis.json").exists()
 
 
