@@ -136,6 +136,27 @@ def measure_pattern(a: Analysis, kind: str) -> Metrics | None:
             "pattern_detail": _detail(largest), **_flat("p", largest)}
 
 
+def measure_eager_pointwise(a: Analysis) -> Metrics | None:
+    """Memory-bound kernel time (elementwise, norm, softmax, reduction) of an eager PyTorch run, and what says
+    it is one: its share launched by ATen, Inductor kernels (`triton_`) seen, and the shares of the patterns whose
+    own rules already recommend compiling (an eager chain) or SDPA (unfused attention)."""
+    if not a.window_us or not a.categories_us or not a.kernels:
+        return None
+    parts = {c: float(a.categories_us.get(c, 0.0)) for c in ("elementwise", "norm", "softmax", "reduction")}
+    names = [str(k.get("name") or "") for k in a.kernels]
+    aten_us = sum(float(k.get("total_us") or 0.0) for k, name in zip(a.kernels, names, strict=True)
+                  if "at::native::" in name or str(k.get("op") or "").startswith("aten::"))
+    pattern_us = {kind: sum(_time(p) for p in a.patterns if p.get("kind") == kind)
+                  for kind in ("eager_elementwise_chain", "unfused_attention")}
+    busy = a.busy_us or sum(a.categories_us.values())
+    return {**_pct_fields("eager_pointwise", sum(parts.values()), a),
+            **{f"{c}_pct": 100.0 * _share(us, a) for c, us in parts.items()},
+            "inductor_kernels": sum(name.startswith("triton_") for name in names),
+            "aten_share": aten_us / busy if busy else 0.0,
+            "chain_share": _share(pattern_us["eager_elementwise_chain"], a),
+            "unfused_attention_share": _share(pattern_us["unfused_attention"], a)}
+
+
 def measure_gemm_efficiency(a: Analysis, below: float) -> Metrics | None:
     """GEMM ops under `below` of the roof: their time, time-weighted efficiency, and the gap (µs)."""
     gemms = [o for o in a.ops if o.get("category") == "gemm" and o.get("efficiency") is not None]
@@ -287,7 +308,8 @@ def measure_step_noise(a: Analysis) -> Metrics | None:
 
 
 MEASURES: dict[str, Callable[..., Metrics | None]] = {
-    "idle": measure_idle, "pattern": measure_pattern, "gemm_efficiency": measure_gemm_efficiency,
+    "idle": measure_idle, "pattern": measure_pattern, "eager_pointwise": measure_eager_pointwise,
+    "gemm_efficiency": measure_gemm_efficiency,
     "dtype_gemm": measure_dtype_gemm, "gemm_stride": measure_gemm_stride, "small_grid": measure_small_grid,
     "occupancy_step": measure_occupancy_step, "scratch": measure_scratch,
     "communication": measure_communication,

@@ -216,6 +216,34 @@ def test_pattern_rules(capture: str, kind: str, rule_id: str, level: int, quoted
     assert rule_id not in ids(a.replace(patterns=tiny))
 
 
+@pytest.mark.parametrize("capture", ["train_step", "convnet"])
+def test_eager_run_is_told_to_compile_first(capture: str) -> None:
+    """Seed 004 rule 1: an eager PyTorch run whose memory-bound kernels are a large share compiles first."""
+    import gzip
+    import json
+
+    a = h100(capture)   # MANIFEST.md: eager bf16 training (TinyGPT; a ResNet-style convnet)
+    rec = next(r for r in recommend(a) if r["id"] == "eager-not-compiled")
+    # independent: the categories' own kernel times, summed from the kernel table
+    memory_bound = sum(k["total_us"] for k in a.kernels if k["category"] in ("elementwise", "norm", "softmax",
+                                                                             "reduction"))
+    assert memory_bound >= 0.25 * a.window_us
+    assert rec["level"] == 2 and f"take {100 * memory_bound / a.window_us:.1f}% of the window" in rec["title"]
+    assert rec["saving_us"] == pytest.approx(0.33 * memory_bound, rel=0.02)
+    assert 'torch.compile(model, mode="default")' in rec["action"]
+    # the trace itself holds no Inductor kernel
+    events = json.loads(gzip.decompress(data_path("torch_profiler", "h100_captures", f"{capture}.json.gz")
+                                        .read_bytes()))["traceEvents"]
+    assert not any(e.get("cat") == "kernel" and e["name"].startswith("triton_") for e in events)
+
+
+@pytest.mark.parametrize("capture", ["compiled", "elementwise_chain", "manual_attention", "big_gemm", "launch_bound"])
+def test_compile_first_stays_silent_where_it_does_not_apply(capture: str) -> None:
+    # compiled: Inductor kernels; the chain and the hand-written attention: their own rules say it;
+    # big GEMMs and a launch-bound loop: memory-bound kernels are a small share of the window
+    assert "eager-not-compiled" not in ids(h100(capture))
+
+
 def test_env_audit_on_amd() -> None:
     # Derived: an MI300X analysis with the env.json a `profile` run writes (variables, sysctl).
     a = mi300x("mi300x_torch_compile_triton")

@@ -131,7 +131,7 @@ def test_size_cap_on_a_two_million_event_trace(tmp_path: Path) -> None:
 
 
 def test_no_rule_headline_quotes_the_run() -> None:
-    a = h100("train_step")
+    a = h100("big_gemm")
     assert not a.recommendations
     page = html.render(a)
     head = page.split('<section id="categories">')[0]

@@ -61,7 +61,7 @@ def test_terminal_report_amd() -> None:
 
 
 def test_no_rule_fired_headline_says_what_was_measured() -> None:
-    a = h100("train_step")  # GPU-bound, GEMMs near the roof: no rule fires
+    a = h100("big_gemm")  # GPU-bound, GEMMs near the roof: no rule fires
     assert not a.recommendations
     md = markdown.render(a)
     head = md.split("### GPU time by category")[0]

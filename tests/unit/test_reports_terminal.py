@@ -58,7 +58,7 @@ def test_stats_only_input_at_80_columns() -> None:
 
 
 def test_no_rule_fired_says_what_was_measured() -> None:
-    a = h100("train_step")
+    a = h100("big_gemm")
     assert not a.recommendations
     out = terminal.render(a, width=100)
     assert "No rule fired" in out
