@@ -10,6 +10,7 @@ from typing import Any
 from rocanalyze import runfolder
 from rocanalyze.collectors.session import RunResult
 from rocanalyze.errors import UserError
+from rocanalyze.traces.folder import child_process_note
 
 
 @dataclass
@@ -87,6 +88,9 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     if "steps" in torch_facts:
         lines.append(step_line(torch_facts["steps"], torch_facts.get("step_source")))
     lines += [f"rocanalyze: {torch_facts[key]}" for key in ("schedule_note", "stop_note") if torch_facts.get(key)]
+    if done.analysis is not None and not done.analysis.kernels:
+        note = child_process_note(torch_facts, gpu_rows=0)
+        lines += [f"rocanalyze: {note}"] if note else []
     if done.analysis is not None:
         lines += summary_lines(done.analysis)
         report = next((p for p in done.written if p.name == "report.html"), None)

@@ -138,7 +138,7 @@ def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any],
     settings = TorchSettings(schedule=opts.schedule, with_stack=opts.with_stack, memory=opts.memory)
     collector = TorchCollector(folder, settings)
     outcome = Outcome(exit_code=1, failed=True, error="profiler did not start")
-    t0 = time.perf_counter()
+    t0, before = time.perf_counter(), os.times()
     stopped = False
 
     def stop() -> None:   # once: at the script's end, or at its sudden end
@@ -152,6 +152,9 @@ def _torch_pass(opts: ProfileOptions, folder: Path, info: dict[str, Any],
         if memory is not None:
             runfolder.write_json(folder / "memory.json", memory)
             facts["memory"] = "memory.json"
+        after = os.times()   # CPU time of the child processes the script started and waited for
+        facts["children_cpu_s"] = round(after.children_user + after.children_system
+                                        - before.children_user - before.children_system, 3)
         info["torch"] = facts
         trace = folder / facts["trace"] if facts.get("trace") else None
         _capture_triton(folder, info, triton_cache.loaded_kernels(), trace)

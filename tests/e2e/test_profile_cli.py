@@ -381,3 +381,15 @@ def test_training_in_a_worker_thread(tmp_path: Path, main_thread: str) -> None:
     assert (facts["steps"], facts["steps_from_other_threads"]) == (30, 30)
     assert facts["schedule_note"].startswith("30 of the 30 steps were marked from a thread other than the main one")
     assert (run / "report.html").is_file()
+
+
+def test_the_child_processes_cpu_time_is_recorded(tmp_path: Path) -> None:
+    """A launcher that runs the real work in a child process: run.json says how much CPU the children used,
+    which is what tells a run with no GPU work of its own that the work ran elsewhere."""
+    script = tmp_path / "launcher.py"
+    script.write_text("import subprocess, sys\n"
+                      "subprocess.run([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
+                      "while time.process_time() - t < 0.8: pass'], check=True)\n")
+    run = tmp_path / "run"
+    assert main(["profile", "--no-report", "-o", str(run), str(script)]) == 0
+    assert 0.8 <= _run_json(run)["torch"]["children_cpu_s"] < 5

@@ -58,3 +58,16 @@ def test_printed_summary_ends_with_the_next_command(tmp_path: Path) -> None:
                   Finished(skipped="--no-report"), out)
     assert out.getvalue().splitlines() == [f"rocanalyze: the script failed (exit code 3); run folder {run}",
                                            "rocanalyze: not analyzed: --no-report", f"next: rocanalyze analyze {run}"]
+
+
+def test_work_in_child_processes_is_named_when_this_process_recorded_none() -> None:
+    from rocanalyze.traces.folder import child_process_note
+
+    facts = {"gpu_activity": True, "children_cpu_s": 8.23}       # mp.spawn of two workers (measured on the CPU)
+    note = child_process_note(facts, gpu_rows=0)
+    assert note is not None and note.startswith("this process recorded no GPU work, but the child processes the "
+                                                "script started used 8.2 s of CPU")
+    assert child_process_note(facts, gpu_rows=12) is None                       # it recorded its own GPU work
+    assert child_process_note({**facts, "children_cpu_s": 0.2}, gpu_rows=0) is None   # DataLoader-sized helpers
+    assert child_process_note({**facts, "gpu_activity": False}, gpu_rows=0) is None   # no GPU here at all
+    assert child_process_note({"gpu_activity": True, "children_cpu_s": "x"}, gpu_rows=0) is None  # damaged run.json
