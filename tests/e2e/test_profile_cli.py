@@ -86,6 +86,7 @@ def test_cpu_only_run_completes_with_zero_gpu_activity(tmp_path: Path, script: P
     info = _run_json(run)
     assert info["command"] == ["python", str(script), "--steps", "4"]
     assert (info["exit_code"], info["failed"], info["partial"], info["status"]) == (0, False, False, "completed")
+    assert info["torch"].pop("children_cpu_s") < 0.5          # no child process did the work
     assert info["torch"] == {"gpu_activity": False, "step_source": "optimizer", "steps": 4,
                              "trace": "trace.json.gz"}
     assert sorted(p.name for p in run.iterdir()) == ["env.json", "run.json", "trace.json.gz"]
