@@ -20,7 +20,7 @@ TOP_KERNELS = 10
 NOTES_SHOWN = ("no GPU activity", "without timestamps", "aggregate statistics only", "start-up",
                "barrier packet", "pass --gpu", "match no classification rule",
                "left out: ",  # a run record (run.json, env.json) that is damaged
-               "never finished its record")
+               "never finished its record", "the work ran there")   # GPU work in child processes
 TOP_RECS = 5
 
 
