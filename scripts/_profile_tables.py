@@ -6,22 +6,46 @@ import json
 import os
 import time
 import traceback
+from collections import defaultdict
 
 import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 
-def profiled(fn, warm: int = 2, iters: int = 2) -> profile:
-    """The profiler that recorded `iters` calls of `fn`, after `warm` unprofiled calls (compilation, autotuning)."""
+def profiled(fn, warm: int = 2, iters: int = 2, cuda: bool = True) -> profile:
+    """The profiler that recorded `iters` calls of `fn`, after `warm` unprofiled calls (compilation, autotuning).
+    cuda=False records the CPU only (a smoke test of a workload's code on a machine without a GPU)."""
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     for _ in range(warm):
         fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    sync()
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
         for _ in range(iters):
             fn()
-        torch.cuda.synchronize()
+        sync()
     return prof
+
+
+def kernel_rows(trace_path: str) -> list:
+    """[name, op, calls, us] per (kernel, op) from a Chrome trace the profiler exported."""
+    with open(trace_path) as fh:
+        events = json.load(fh)["traceEvents"]
+    op_of_ext: dict = {}
+    for e in events:  # innermost op wins: later-starting ops with the same External id are nested deeper
+        if e.get("cat") == "cpu_op" and "External id" in e.get("args", {}):
+            ext = e["args"]["External id"]
+            if ext not in op_of_ext or e["ts"] >= op_of_ext[ext][0]:
+                op_of_ext[ext] = (e["ts"], e["name"])
+    agg: dict = defaultdict(lambda: [0, 0.0])
+    for e in events:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            op = op_of_ext.get(e.get("args", {}).get("External id"), (0, ""))[1]
+            a = agg[(e["name"], op)]
+            a[0] += 1
+            a[1] += e.get("dur", 0)
+    rows = [[n, op, c, round(us, 1)] for (n, op), (c, us) in agg.items()]
+    return sorted(rows, key=lambda r: -r[3])
 
 
 class TableCapture:

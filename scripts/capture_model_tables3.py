@@ -19,12 +19,11 @@ import os
 import tempfile
 import time
 import traceback
-from collections import defaultdict
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _profile_tables import profiled
+from _profile_tables import kernel_rows, profiled
 
 dev = "cuda"
 OUT = os.environ.get("OUT", "/tmp/o")
@@ -32,27 +31,6 @@ BUDGET_S = float(os.environ.get("BUDGET", "420"))
 os.makedirs(OUT, exist_ok=True)
 tables: dict[str, object] = {}
 start = time.time()
-
-
-def kernel_rows(trace_path: str) -> list:
-    """[name, op, calls, us] per (kernel, op) from a Chrome trace the profiler exported."""
-    with open(trace_path) as fh:
-        events = json.load(fh)["traceEvents"]
-    op_of_ext: dict = {}
-    for e in events:  # innermost op wins: later-starting ops with the same External id are nested deeper
-        if e.get("cat") == "cpu_op" and "External id" in e.get("args", {}):
-            ext = e["args"]["External id"]
-            if ext not in op_of_ext or e["ts"] >= op_of_ext[ext][0]:
-                op_of_ext[ext] = (e["ts"], e["name"])
-    agg: dict = defaultdict(lambda: [0, 0.0])
-    for e in events:
-        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
-            op = op_of_ext.get(e.get("args", {}).get("External id"), (0, ""))[1]
-            a = agg[(e["name"], op)]
-            a[0] += 1
-            a[1] += e.get("dur", 0)
-    rows = [[n, op, c, round(us, 1)] for (n, op), (c, us) in agg.items()]
-    return sorted(rows, key=lambda r: -r[3])
 
 
 def run(tag, build, warm=2, iters=2):
