@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 import traceback
 from collections import defaultdict
@@ -85,3 +86,36 @@ class TableCapture:
     def save(self) -> None:
         with open(self.path, "w") as fh:
             json.dump(self.tables, fh, indent=0)
+
+
+class RowCapture:
+    """After each workload, OUT/<name> holds {torch, device, tables}: per workload tag, kernel_rows() of its
+    profiled iterations, or "ERR: ..." when it failed. A workload that starts after `budget_s` is skipped."""
+
+    def __init__(self, out: str, name: str, budget_s: float, cuda: bool = True) -> None:
+        os.makedirs(out, exist_ok=True)
+        self.path, self.budget_s, self.cuda = os.path.join(out, name), budget_s, cuda
+        self.tables: dict[str, object] = {}
+        self.start = time.time()
+
+    def run(self, tag: str, build, warm: int = 2, iters: int = 2) -> None:
+        if time.time() - self.start > self.budget_s:
+            print("skip", tag, "(budget)", flush=True)
+            return
+        t0 = time.time()
+        try:
+            prof = profiled(build(), warm, iters, cuda=self.cuda)
+            with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+                path = tmp.name
+            prof.export_chrome_trace(path)
+            self.tables[tag] = kernel_rows(path)
+            os.unlink(path)
+            print(tag, len(self.tables[tag]), "rows", round(time.time() - t0, 1), "s", flush=True)
+        except Exception as exc:
+            traceback.print_exc()
+            self.tables[tag] = f"ERR: {type(exc).__name__}: {str(exc)[:300]}"
+        device = torch.cuda.get_device_name() if self.cuda else "cpu"
+        with open(self.path, "w") as fh:
+            json.dump({"torch": torch.__version__, "device": device, "tables": self.tables}, fh, indent=0)
+        if self.cuda:
+            torch.cuda.empty_cache()

@@ -18,48 +18,23 @@ DEV=cpu runs the same code on the CPU (a smoke test of the model code only; it r
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
-import tempfile
 import time
-import traceback
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _profile_tables import kernel_rows, profiled
+from _profile_tables import RowCapture
 
 dev = os.environ.get("DEV", "cuda")
 DT = "cuda" if dev.startswith("cuda") else "cpu"  # autocast / GradScaler device type
 OUT = os.environ.get("OUT", "/tmp/o")
 BUDGET_S = float(os.environ.get("BUDGET", "420"))
-os.makedirs(OUT, exist_ok=True)
-tables: dict[str, object] = {}
-start = time.time()
 
 
-def run(tag, build, warm=2, iters=2):
-    if time.time() - start > BUDGET_S:
-        print("skip", tag, "(budget)", flush=True)
-        return
-    t0 = time.time()
-    try:
-        prof = profiled(build(), warm, iters, cuda=DT == "cuda")
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
-            path = tmp.name
-        prof.export_chrome_trace(path)
-        tables[tag] = kernel_rows(path)
-        os.unlink(path)
-        print(tag, len(tables[tag]), "rows", round(time.time() - t0, 1), "s", flush=True)
-    except Exception as exc:
-        traceback.print_exc()
-        tables[tag] = f"ERR: {type(exc).__name__}: {str(exc)[:300]}"
-    name = torch.cuda.get_device_name() if DT == "cuda" else "cpu"
-    with open(os.path.join(OUT, "tables4.json"), "w") as fh:
-        json.dump({"torch": torch.__version__, "device": name, "tables": tables}, fh, indent=0)
-    if DT == "cuda":
-        torch.cuda.empty_cache()
+capture = RowCapture(OUT, "tables4.json", BUDGET_S, cuda=DT == "cuda")
+run = capture.run
 
 
 def amp(dtype):
@@ -2473,4 +2448,4 @@ if __name__ == "__main__":
     for tag, build, warm, iters in WORKLOADS:
         if not only or any(o in tag for o in only.split(",")):
             run(tag, build, warm, iters)
-    print("done", round(time.time() - start, 1), flush=True)
+    print("done", round(time.time() - capture.start, 1), flush=True)
