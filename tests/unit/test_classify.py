@@ -102,16 +102,18 @@ def test_accuracy_on_the_labeled_set(filename: str, _min_rows: int, min_accuracy
         assert misses[category] / total <= MISS_SHARE.get(category, 0.15), (category, misses[category], total)
 
 
+def _tsv_rows(filename: str) -> list[list[str]]:
+    """The tab-separated rows of a gzipped file in tests/data/classify, comment lines left out."""
+    with gzip.open(data_path("classify", filename), "rt", encoding="utf-8") as fh:
+        return [line.split("\t") for line in fh.read().splitlines() if line and not line.startswith("#")]
+
+
 def test_agreement_with_a_second_labeler() -> None:
     """Round 43: 800 labeled names labeled again by helpers who saw only the names and issue 4's category text,
     with a third deciding where labels or rules differed (tests/data/classify/README.md). A held-out set is
     labeled by someone else: the rules must agree with the adjudicated labels, not only with ours."""
-    rows = []
-    with gzip.open(data_path("classify", "second_labeler_round43.tsv.gz"), "rt", encoding="utf-8") as fh:
-        for line in fh.read().splitlines():
-            if line and not line.startswith("#"):
-                adjudicated, _, second, _, group, name = line.split("\t")
-                rows.append((adjudicated, second, group, name))
+    # columns: adjudicated, confidence, second labeler, ours before the round, group, name
+    rows = [(r[0], r[2], r[4], r[5]) for r in _tsv_rows("second_labeler_round43.tsv.gz")]
     assert len(rows) == 800 and {g for _, _, g, _ in rows} == {"first", "whole", "rest"}
     got = {name: classify_kernel(name) for _, _, _, name in rows}
     agree = {group: [got[n] == a for a, _, g, n in rows if g == group] for group in ("first", "whole", "rest")}
@@ -126,12 +128,8 @@ def test_agreement_on_fresh_workload_tables_labeled_by_others() -> None:
     """Round 44: every distinct kernel name of 25 workloads no earlier capture ran, labeled by helpers from issue 4's
     text alone, disagreements with the rules adjudicated by another. Blind, before the round's fixes, the rules agreed
     with the adjudicated labels on 1,147 of 1,189 (96.5%; fresh names 95.1%), with the first labels on 95.0%."""
-    rows = []
-    with gzip.open(data_path("classify", "second_labeler_round44.tsv.gz"), "rt", encoding="utf-8") as fh:
-        for line in fh.read().splitlines():
-            if line and not line.startswith("#"):
-                adjudicated, _, first, group, _, name = line.split("\t")
-                rows.append((adjudicated, first, group, name))
+    # columns: adjudicated, confidence, first label, group, workload, name
+    rows = [(r[0], r[2], r[3], r[5]) for r in _tsv_rows("second_labeler_round44.tsv.gz")]
     assert len(rows) == 1189 and {g for *_, g, _ in rows} == {"known", "fresh"}
     right = [classify_kernel(name) == adjudicated for adjudicated, _, _, name in rows]
     fresh = [ok for ok, (_, _, group, _) in zip(right, rows, strict=True) if group == "fresh"]
