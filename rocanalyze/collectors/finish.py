@@ -78,7 +78,7 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     folder = result.folder
     lines: list[str] = []
     outcome = result.outcome
-    state = ("interrupted" if outcome.interrupted else "was terminated (SIGTERM)" if outcome.terminated
+    state = ("was interrupted" if outcome.interrupted else "was terminated (SIGTERM)" if outcome.terminated
              else f"failed (exit code {outcome.exit_code})" if outcome.exit_code else "completed")
     lines.append(f"rocanalyze: the script {state}; run folder {folder}")
     if result.run_info.get("torch", {}).get("gpu_activity") is False:
