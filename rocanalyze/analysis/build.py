@@ -359,8 +359,10 @@ _ENV_SECTIONS = ("torch", "variables", "sysctl")  # env.json's sections the repo
 
 
 def _run_info(path: Path, table: EventTable) -> RunInfo:
+    from rocanalyze.analysis.classify import rules_digest
+
     info: dict[str, Any] = {"source": str(path), "source_format": table.source_format,
-                            "rocanalyze_version": __version__,
+                            "rocanalyze_version": __version__, "rules_digest": rules_digest(),
                             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     # the run folder's own run.json, else (a torchrun job folder) its lowest rank's
     folders = _run_folders(path)

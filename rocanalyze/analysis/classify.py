@@ -10,6 +10,8 @@ searchable form (mangled names are demangled as c++filt would). `classify_table`
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,7 +23,7 @@ import pandas as pd
 import tomllib
 
 from rocanalyze.analysis.demangle import demangle, strip_arguments
-from rocanalyze.paths import load_data_toml
+from rocanalyze.paths import load_data_toml, read_data_text
 
 if TYPE_CHECKING:  # only the type: `classify_kernel` must not import every trace reader
     from rocanalyze.traces.schema import EventTable
@@ -155,6 +157,19 @@ def clear_user_rules() -> None:
     if _user_rules_data:
         _user_rules_data.clear()
         _clear_caches()
+
+
+def rules_digest() -> str:
+    """A short digest of the rules that classified this run: kernel_rules.toml, the recommendation rules and any
+    --rules files. `compare` warns when two analyses carry different digests: their categories (and the rules
+    that fire) may differ because the rules did, not the run."""
+    return _digest(tuple(json.dumps(data, sort_keys=True) for _, data in _user_rules_data))
+
+
+@lru_cache(maxsize=4)
+def _digest(user_rules: tuple[str, ...]) -> str:
+    text = "\0".join([read_data_text(RULES_FILE), read_data_text("recommendations.toml"), *user_rules])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _clear_caches() -> None:

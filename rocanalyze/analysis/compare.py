@@ -56,6 +56,9 @@ def compare(base: Analysis, new: Analysis, *, margin_pct: float = DEFAULT_MARGIN
         "only_base": sorted(set(_kernel_names(base, base)) - set(_kernel_names(new, new)))[:20] if not cross else [],
         "only_new": sorted(set(_kernel_names(new, new)) - set(_kernel_names(base, base)))[:20] if not cross else [],
         "recommendations_gone": sorted(base_ids - new_ids), "recommendations_new": sorted(new_ids - base_ids),
+        # analysis.json files classified with other rules (an older rocanalyze, another --rules file)
+        "rules_differ": bool(base.run.rules_digest and new.run.rules_digest
+                             and base.run.rules_digest != new.run.rules_digest),
     }
     result["summary"] = summary(result)
     return result
@@ -200,6 +203,7 @@ def _vendor(a: Analysis) -> str:
 
 def _side(a: Analysis) -> dict[str, Any]:
     return {"source": a.run.source, "device": a.device.get("name") or a.device.get("arch"),
+            "rules_digest": a.run.rules_digest,
             "vendor": _vendor(a), "steps": len(a.steps), "window_us": a.window_us,
             "versions": {k: v for k, v in ((a.run.env or {}).get("torch") or {}).items()
                          if k in ("version", "hip", "cuda")}}

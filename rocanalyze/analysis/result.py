@@ -26,6 +26,7 @@ class RunInfo:
     failed: bool = False                     # the profiled script raised or was interrupted
     partial: bool = False                    # the trace stops early (crash, Ctrl-C)
     rocanalyze_version: str = ""
+    rules_digest: str = ""                   # kernel and recommendation rules used (classify.rules_digest)
     created: str = ""                        # ISO-8601 time of analysis
     env: dict[str, Any] = field(default_factory=dict)  # env.json content, when present
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,16 +74,35 @@ def load_analysis(path: Path, *, need_table: bool = False, steps: str | None = N
     saved = path if path.name == ANALYSIS_FILE else path / ANALYSIS_FILE
     if saved.is_file() and not need_table and steps is None and rank is None and gpu is None:
         try:
-            return Analysis.from_json(saved.read_text(encoding="utf-8")), None
+            analysis = Analysis.from_json(saved.read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
             raise UserError(f"not UTF-8 text (byte {exc.start}): analyze the run again", saved) from None
         except UserError as exc:  # it names no file: say which
             raise UserError(str(exc), saved) from None
+        return _current(analysis, saved), None
     if path.name == ANALYSIS_FILE:
         raise UserError("an analysis.json holds no event table: pass the run folder or trace instead", path)
     from rocanalyze.analysis.build import analyze_with_table
 
     return analyze_with_table(path, steps=steps, rank=rank, gpu=gpu)
+
+
+def _current(analysis: Analysis, saved: Path) -> Analysis:
+    """A saved analysis made with other classification or recommendation rules (an older rocanalyze, another
+    --rules file) is a stale cache: its run folder is analyzed again when it still holds the trace."""
+    from rocanalyze.analysis.classify import rules_digest
+
+    if not analysis.run.rules_digest or analysis.run.rules_digest == rules_digest():
+        return analysis
+    from rocanalyze.analysis.build import analyze
+
+    try:
+        fresh = analyze(saved.parent)
+    except UserError:       # no trace beside it: the saved analysis is all there is (compare says so)
+        return analysis
+    print(f"rocanalyze: {saved} was made with other rules ({analysis.run.rules_digest}); analyzed "
+          f"{saved.parent} again with the current ones ({fresh.run.rules_digest})", file=sys.stderr)
+    return fresh
 
 
 def default_output(path: Path, fmt: str | None) -> Path:

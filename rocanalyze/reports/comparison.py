@@ -18,6 +18,10 @@ def render_markdown(result: dict[str, Any]) -> str:
            f"NEW: `{code(str(n['source']))}` ({escape(str(n['device']))}, {steps_word(n['steps'])})", ""]
     if result["cross_vendor"]:
         out += ["*Different vendors: kernel names differ, so kernels are compared by category and op.*", ""]
+    if result.get("rules_differ"):
+        out += [f"*The two analyses were classified with different rules ({b['rules_digest']}, {n['rules_digest']}): "
+                "category changes and rules that fire or no longer fire may come from the rules, not the run. "
+                "Compare the traces instead: both are then classified with the same rules.*", ""]
     out += [f"Noise: mean ± std over n steps; *significant* = beyond ±{result['margin_pct']:g}% and Welch's "
             "t-test at 95% (see docs/compare.md).", ""]
     out += _table("per step", [result["step"], *result["categories"]])

@@ -51,3 +51,35 @@ def test_bad_arguments_are_one_line(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err == f"rocanalyze: error: {tmp_path / 'nope'}: no such file or folder\n"
     assert main(["compare", trace("compiled"), trace("compiled"), "--fail-on-regression", "-1"]) == 2
     assert capsys.readouterr().err == "rocanalyze: error: --fail-on-regression must be >= 0, got -1.0\n"
+
+
+def test_analyses_made_with_other_rules(tmp_path: Path, capsys) -> None:
+    """A saved analysis.json carries the digest of the rules that classified it. One made with other rules
+    (an older rocanalyze, another --rules file) is analyzed again when its trace is beside it; an analysis.json
+    alone is compared as it is, under a caveat that category changes may come from the rules."""
+    import dataclasses
+    import shutil
+
+    from rocanalyze.analysis.build import analyze
+    from rocanalyze.analysis.classify import rules_digest
+
+    current = analyze(data_path(*H100, "train_step.json.gz"))
+    assert current.run.rules_digest == rules_digest() and len(rules_digest()) == 12
+    old = dataclasses.replace(current, run=dataclasses.replace(current.run, rules_digest="0123456789ab"))
+    alone, run = tmp_path / "alone", tmp_path / "run"
+    alone.mkdir()
+    run.mkdir()
+    for folder in (alone, run):
+        (folder / "analysis.json").write_text(old.to_json())
+    shutil.copy(trace("train_step"), run / "trace.json.gz")
+
+    assert main(["compare", str(alone / "analysis.json"), trace("train_step"), "--json", str(tmp_path / "a.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"*The two analyses were classified with different rules (0123456789ab, {rules_digest()})" in out
+    assert json.loads((tmp_path / "a.json").read_text())["rules_differ"] is True
+
+    assert main(["compare", str(run), trace("train_step")]) == 0
+    captured = capsys.readouterr()
+    assert (f"rocanalyze: {run / 'analysis.json'} was made with other rules (0123456789ab); analyzed {run} again "
+            f"with the current ones ({rules_digest()})\n") in captured.err
+    assert "different rules" not in captured.out

@@ -22,6 +22,7 @@ from rocanalyze.analysis.classify import (
     load_rules,
     match_rule,
     normalize_name,
+    rules_digest,
     strip_arguments,
     use_rules_file,
 )
@@ -434,15 +435,17 @@ def test_a_users_rules_file_is_tried_before_the_built_in_rules(tmp_path) -> None
                      "examples = ['my_team_decode_step']\n\n"
                      "[[rule]]\ncategory = 'memcpy'\nfamily = 'we call every ATen add a copy'\n"
                      "name = ['cudafunctor_add']\nexamples = ['CUDAFunctor_add<float>']\n")
+    digest = rules_digest()
     try:
         assert use_rules_file(rules) == 2
+        assert rules_digest() != digest    # analyses made with these rules say so (compare warns)
         assert len(load_rules()) == builtin + 2 and load_rules()[0].family == "our decode"
         assert classify_kernel("my_team_decode_step") == "attention"
         assert classify_kernel(name) == "memcpy"  # the user's rule wins over the built-in one
         assert classify_kernel("nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NTN") == "gemm"  # the rest is unchanged
     finally:
         clear_user_rules()
-    assert len(load_rules()) == builtin and classify_kernel(name) == "elementwise"
+    assert len(load_rules()) == builtin and classify_kernel(name) == "elementwise" and rules_digest() == digest
 
 
 def test_category_words_inside_argument_types_do_not_decide() -> None:
