@@ -7,11 +7,14 @@ that runs the script with no other profiler; a non-Python program after `--` run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,16 +67,36 @@ def run_rocprof(command: list[str], out_dir: Path, env: dict[str, str] | None = 
     child_env["ROCANALYZE_CHILD_STATUS"] = str(out_dir / CHILD_STATUS)
     child_env["ROCANALYZE_CHILD"] = "1"
     proc = subprocess.Popen(command, env=child_env)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        # The terminal sent SIGINT to the whole process group; let the child save its outputs.
+    with _forwarding_sigterm(proc):
         try:
-            return proc.wait(timeout=30) or 130
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            proc.send_signal(signal.SIGTERM)
-            proc.wait()
-            return 130
+            return _exit_code(proc.wait())
+        except KeyboardInterrupt:
+            # The terminal sent SIGINT to the whole process group; let the child save its outputs.
+            try:
+                return _exit_code(proc.wait(timeout=30)) or 130
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.send_signal(signal.SIGTERM)
+                proc.wait()
+                return 130
+
+
+@contextlib.contextmanager
+def _forwarding_sigterm(proc: subprocess.Popen) -> Iterator[None]:
+    """A SIGTERM to rocanalyze (`timeout`, a scheduler) goes on to the profiled program instead of leaving it
+    running orphaned; rocanalyze then records how it ended, as for any other end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: proc.send_signal(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_code(rc: int) -> int:
+    """A child killed by signal N reports -N; the shell's code for it is 128 + N."""
+    return 128 - rc if rc < 0 else rc
 
 
 def discover_outputs(out_dir: Path) -> dict[str, list[str]]:

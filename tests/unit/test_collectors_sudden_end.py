@@ -100,3 +100,18 @@ def test_an_event_loop_wakeup_fd_is_left_alone(tmp_path: Path) -> None:
         assert signal.set_wakeup_fd(-1) == b.fileno()
     """)
     assert (proc.returncode, saved, proc.stderr) == (0, [], "")
+
+
+def test_sigterm_reaches_the_program_under_rocprof(tmp_path: Path) -> None:
+    """--collector rocprof runs the program as a child: a SIGTERM to rocanalyze goes on to it instead of leaving
+    it running orphaned, and its code comes back as a shell gives it (128 + 15)."""
+    proc, saved, wall = _child(tmp_path, """
+        from pathlib import Path
+        from rocanalyze.collectors.rocprof import run_rocprof
+        threading.Thread(target=lambda: (time.sleep(1.0), os.kill(os.getpid(), signal.SIGTERM))).start()
+        child = [sys.executable, "-c", "import time\\nfor _ in range(300): time.sleep(0.1)"]
+        rc = run_rocprof(child, Path(sys.argv[1]).parent)
+        print("rocprof pass ended", rc, signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+    """)
+    assert proc.returncode == 0 and wall < 20
+    assert proc.stdout == "rocprof pass ended 143 True\n"
