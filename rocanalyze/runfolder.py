@@ -73,8 +73,13 @@ def check_writable(path: Path) -> None:
         existing = existing.parent
     if existing != path and not existing.is_dir():
         raise UserError(f"cannot write there: {existing} is not a folder", path)
-    if not os.access(existing if existing.is_dir() else existing.parent, os.W_OK | os.X_OK):
+    folder = existing if existing.is_dir() else existing.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
         raise UserError(f"cannot write there: {existing} is not writable", path)
+    try:  # access() can say yes where nothing can be created (/proc, some network and read-only mounts)
+        os.rmdir(tempfile.mkdtemp(prefix=".rocanalyze-probe-", dir=folder))
+    except OSError as err:
+        raise UserError(f"cannot write there: {err.strerror or err}", path) from None
 
 
 def make_folder(path: Path) -> Path:

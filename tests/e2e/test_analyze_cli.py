@@ -196,10 +196,16 @@ def test_outputs_that_cannot_be_written_are_one_line_before_the_work(tmp_path, c
               f"{a_file} is not a folder"),
              (["compare", str(TRAIN), str(TRAIN), "-o", str(a_file / "d.md")], f"{a_file / 'd.md'}: cannot write "
               f"there: {a_file} is not a folder")]
+
     for argv, message in cases:
         assert main(argv) == 2
         captured = capsys.readouterr()
         assert captured.err == f"rocanalyze: error: {message}\n" and captured.out == ""  # refused before the work
+    if Path("/proc/self").is_dir():  # access() says writable to root, yet nothing can be created there
+        assert main(["analyze", str(TRAIN), "-o", "/proc/rocanalyze-out"]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith("rocanalyze: error: /proc/rocanalyze-out: cannot write there: ")
+        assert captured.out == ""                                                 # before the analysis
     from rocanalyze.errors import UserError
     from rocanalyze.runfolder import make_folder, write_atomic
 
