@@ -25,16 +25,18 @@ class ConvNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
-def make(device: str, batch: int = 256):
+def make(device: str, batch: int = 256, compiled: bool = False):
     torch.manual_seed(0)
     model = ConvNet().to(device).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x = torch.randn(batch, 3, 224, 224, device=device).to(memory_format=torch.channels_last)
     y = torch.randint(0, 1000, (batch,), device=device)
 
+    fwd = torch.compile(model) if compiled else model   # benchmarks/bench_compile_saving.py compiles it
+
     def step() -> None:
         with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(x), y)
+            loss = F.cross_entropy(fwd(x), y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

@@ -41,16 +41,18 @@ class TinyGPT(nn.Module):
         return self.head(self.ln(self.blocks(self.emb(idx))))
 
 
-def make(device: str, batch: int = 32, seq: int = 2048):
+def make(device: str, batch: int = 32, seq: int = 2048, compiled: bool = False):
     torch.manual_seed(0)
     model = TinyGPT().to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=device.startswith("cuda"))
     idx = torch.randint(0, 8192, (batch, seq), device=device)
     target = torch.randint(0, 8192, (batch, seq), device=device)
 
+    fwd = torch.compile(model) if compiled else model   # benchmarks/bench_compile_saving.py compiles it
+
     def step() -> None:
         with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16):
-            logits = model(idx)
+            logits = fwd(idx)
             loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), target.view(-1))
         loss.backward()
         opt.step()
