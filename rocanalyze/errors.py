@@ -1,6 +1,9 @@
-"""The error hierarchy: every failure the user can fix is a UserError (exit 2, one line)."""
+"""The error hierarchy: every failure the user can fix is a UserError (exit 2, one line); and `say`, the
+notes rocanalyze writes on stderr in the same voice."""
 
 from __future__ import annotations
+
+import sys
 
 
 class RocanalyzeError(Exception):
@@ -32,3 +35,8 @@ class ScriptExit(RocanalyzeError):
     def __init__(self, code: int) -> None:
         self.code = code
         super().__init__(f"script exited with {code}")
+
+
+def say(line: str) -> None:
+    """One `rocanalyze: ` line on stderr, flushed: the process may end (or die) right after it."""
+    print(f"rocanalyze: {line}", file=sys.stderr, flush=True)

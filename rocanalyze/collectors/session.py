@@ -20,9 +20,9 @@ from rocanalyze import runfolder
 from rocanalyze.collectors import environment, rocprof, triton_cache
 from rocanalyze.collectors.distributed import JobInfo, job_info
 from rocanalyze.collectors.runner import Outcome, Target, run_target, validate_target
-from rocanalyze.collectors.sudden_end import saving_on_sudden_end, say
+from rocanalyze.collectors.sudden_end import saving_on_sudden_end
 from rocanalyze.collectors.torch_profiler import FirstSteps, Schedule, TorchCollector, TorchSettings, import_torch
-from rocanalyze.errors import UserError
+from rocanalyze.errors import UserError, say
 
 COLLECTORS = ("torch", "rocprof", "both")
 COLLECTOR_ALIASES = {"rocprofv3": "rocprof"}  # the tool's own name, which users type

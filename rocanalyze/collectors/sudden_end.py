@@ -18,13 +18,12 @@ import contextlib
 import os
 import signal
 import socket
-import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rocanalyze.errors import UserError
+from rocanalyze.errors import UserError, say
 
 # what `save` is told: how the script ended ("os._exit(3)", "SIGTERM") and the exit code it leaves
 SaveFn = Callable[[str, int], None]
@@ -123,8 +122,3 @@ class _StuckWatchdog:
         for sock in (self._read, self._write):
             with contextlib.suppress(OSError):
                 sock.close()
-
-
-def say(line: str) -> None:
-    """One line on stderr, flushed: the process may end right after it."""
-    print(f"rocanalyze: {line}", file=sys.stderr, flush=True)

@@ -8,7 +8,6 @@ the trace of what ran (torch.profiler's stop() fires on_trace_ready for an activ
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 import warnings
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocanalyze.collectors import markers
-from rocanalyze.errors import UserError
+from rocanalyze.errors import UserError, say
 
 TRACE_NAME = "trace.json.gz"
 
@@ -198,10 +197,9 @@ class TorchCollector:
         self._stepped_aside_at = self.driver.steps
         self._cut_short = not self._exported  # after the window closed and was saved, nothing is lost
         if self._cut_short:
-            print(f"rocanalyze: the script starts its own torch.profiler at step {self.driver.steps}; one "
-                  "profiler records per process, so rocanalyze's recording stops here and keeps what it has "
-                  "(the script's own trace can be analyzed too: rocanalyze analyze TRACE)",
-                  file=sys.stderr, flush=True)
+            say(f"the script starts its own torch.profiler at step {self.driver.steps}; one profiler records per "
+                "process, so rocanalyze's recording stops here and keeps what it has (the script's own trace can be "
+                "analyzed too: rocanalyze analyze TRACE)")
         self._stopping = True          # not the window closing: no "saved, runs on" line
         with self._own():
             self._prof.stop()          # exports what was recorded so far (on_trace_ready)
@@ -225,8 +223,7 @@ class TorchCollector:
             # (a native crash, a kill, os._exit), this line is all that says where its trace is
             sched = self.settings.schedule
             steps = sched.describe() if isinstance(sched, Schedule) else f"steps 1-{sched.count}"
-            print(f"rocanalyze: {steps} recorded, trace saved to {self.trace_path}; the script runs on "
-                  "unrecorded", file=sys.stderr, flush=True)
+            say(f"{steps} recorded, trace saved to {self.trace_path}; the script runs on unrecorded")
 
     def stop(self) -> dict[str, Any]:
         """Stop profiling, save the trace (when any was recorded) and return the facts for run.json."""
@@ -254,8 +251,8 @@ class TorchCollector:
                                    else "the recording is lost"))
         elif self._stepped_aside_at is None:
             if not self._exported and recorded_s > SAY_SAVING_AFTER_S:   # torch saves silently, for minutes
-                print(f"rocanalyze: saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} "
-                      "steps); a long recording takes torch.profiler a while", file=sys.stderr, flush=True)
+                say(f"saving the trace of {recorded_s:.0f} s of recording ({self.driver.steps} steps); a long "
+                    "recording takes torch.profiler a while")
             self._stopping = True
             with self._own():
                 self._prof.stop()         # fires on_trace_ready when steps were being recorded

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,7 +9,7 @@ import typer
 
 from rocanalyze.analysis.result import Analysis
 from rocanalyze.commands._rules import rules_option, use_rules
-from rocanalyze.errors import UserError
+from rocanalyze.errors import UserError, say
 
 if TYPE_CHECKING:
     from rocanalyze.traces.schema import EventTable
@@ -100,8 +99,8 @@ def _current(analysis: Analysis, saved: Path) -> Analysis:
         fresh = analyze(saved.parent)
     except UserError:       # no trace beside it: the saved analysis is all there is (compare says so)
         return analysis
-    print(f"rocanalyze: {saved} was made with other rules ({analysis.run.rules_digest}); analyzed "
-          f"{saved.parent} again with the current ones ({fresh.run.rules_digest})", file=sys.stderr)
+    say(f"{saved} was made with other rules ({analysis.run.rules_digest}); analyzed {saved.parent} again with the "
+        f"current ones ({fresh.run.rules_digest})")
     return fresh
 
 
