@@ -82,6 +82,13 @@ def check_writable(path: Path) -> None:
         raise UserError(f"cannot write there: {err.strerror or err}", path) from None
 
 
+def json_destination(json_out: Path | None) -> tuple[bool, Path | None]:
+    """`--json PATH`: (to stdout, the file to write). `--json -` means stdout, not a file named '-'."""
+    if json_out is not None and str(json_out) == "-":
+        return True, None
+    return False, json_out
+
+
 def make_folder(path: Path) -> Path:
     """Create `path` (and its parents) if needed; UserError naming it when that fails."""
     try:

@@ -41,11 +41,10 @@ def command(
     from rocanalyze.analysis.build import analyze_with_table
     from rocanalyze.errors import UserError
     from rocanalyze.reports import terminal, write_run_reports
-    from rocanalyze.runfolder import check_writable, make_folder, write_atomic
+    from rocanalyze.runfolder import check_writable, json_destination, make_folder, write_atomic
 
     use_rules(rules)
-    to_stdout = json_out is not None and str(json_out) == "-"
-    json_file = None if to_stdout else json_out
+    to_stdout, json_file = json_destination(json_out)
     for target in (json_file, output / "analysis.json" if output else None):
         if target is not None and target.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", target)

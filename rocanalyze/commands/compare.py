@@ -12,7 +12,7 @@ from rocanalyze.analysis.compare import DEFAULT_MARGIN_PCT, compare, regression
 from rocanalyze.commands._rules import rules_option, use_rules
 from rocanalyze.commands.report import load_analysis
 from rocanalyze.errors import RegressionFound, UserError
-from rocanalyze.runfolder import check_writable, write_atomic
+from rocanalyze.runfolder import check_writable, json_destination, write_atomic
 
 
 def command(
@@ -41,9 +41,7 @@ def command(
         raise UserError(f"--noise-margin must be >= 0, got {margin}")
     if fail_on_regression is not None and fail_on_regression < 0:
         raise UserError(f"--fail-on-regression must be >= 0, got {fail_on_regression}")
-    to_stdout = json_out is not None and str(json_out) == "-"
-    if to_stdout:
-        json_out = None
+    to_stdout, json_out = json_destination(json_out)
     for out in (output, json_out):
         if out is not None and out.exists() and not force:
             raise UserError("already exists: pass --force to overwrite it", out)
