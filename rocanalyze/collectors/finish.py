@@ -10,7 +10,7 @@ from typing import Any
 from rocanalyze import runfolder
 from rocanalyze.collectors.session import RunResult
 from rocanalyze.errors import UserError
-from rocanalyze.traces.folder import child_process_note
+from rocanalyze.traces.folder import run_record_notes
 
 
 @dataclass
@@ -87,10 +87,8 @@ def print_summary(result: RunResult, done: Finished, out: Any = None) -> None:
     torch_facts = result.run_info.get("torch") or {}
     if "steps" in torch_facts:
         lines.append(step_line(torch_facts["steps"], torch_facts.get("step_source")))
-    lines += [f"rocanalyze: {torch_facts[key]}" for key in ("schedule_note", "stop_note") if torch_facts.get(key)]
-    if done.analysis is not None and not done.analysis.kernels:
-        note = child_process_note(torch_facts, gpu_rows=0)
-        lines += [f"rocanalyze: {note}"] if note else []
+    kernels = None if done.analysis is None else len(done.analysis.kernels)
+    lines += [f"rocanalyze: {note}" for note in run_record_notes(torch_facts, gpu_rows=kernels)]
     if done.analysis is not None:
         lines += summary_lines(done.analysis)
         report = next((p for p in done.written if p.name == "report.html"), None)

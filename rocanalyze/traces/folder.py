@@ -88,10 +88,7 @@ def use_run_record(table: EventTable) -> None:
             marked = min(marked, int(facts["stepped_aside_at"]))
     except (OSError, ValueError, KeyError, TypeError):
         return          # not a profile run folder, or no torch pass: nothing says where steps end
-    notes = [f"run.json: {facts[key]}" for key in ("schedule_note", "stop_note") if facts.get(key)]
-    note = child_process_note(facts, gpu_rows=len(table.gpu))
-    if note:
-        notes.append(f"run.json: {note}")
+    notes = [f"run.json: {note}" for note in run_record_notes(facts, gpu_rows=len(table.gpu))]
     ann = table.annotations
     if len(ann) and marked >= 1:
         numbers = pd.to_numeric(ann["name"].astype(str).str.extract(r"#(\d+)\s*$")[0], errors="coerce")
@@ -107,14 +104,23 @@ def use_run_record(table: EventTable) -> None:
 CHILD_CPU_S = 0.5   # CPU seconds in child processes that say the work ran there (CUDA init alone is more)
 
 
-def child_process_note(facts: dict, gpu_rows: int) -> str | None:
+def run_record_notes(facts: dict, gpu_rows: int | None) -> list[str]:
+    """What run.json's torch facts say a reader must know: the schedule's note, the stop's, and where the work
+    ran. The analysis notes and `profile`'s summary both print these. gpu_rows: the GPU rows recorded, None when
+    not known (not analyzed)."""
+    notes = [str(facts[key]) for key in ("schedule_note", "stop_note") if facts.get(key)]
+    child = child_process_note(facts, gpu_rows)
+    return notes + ([child] if child else [])
+
+
+def child_process_note(facts: dict, gpu_rows: int | None) -> str | None:
     """When the profiled process recorded no GPU work but its children worked (mp.spawn, a launcher running
     `python train.py`), the GPU work ran where torch.profiler in this process cannot see it."""
     try:
         children_s = float(facts.get("children_cpu_s") or 0.0)
     except (TypeError, ValueError):
         return None
-    if gpu_rows or children_s < CHILD_CPU_S or facts.get("gpu_activity") is not True:
+    if gpu_rows is None or gpu_rows or children_s < CHILD_CPU_S or facts.get("gpu_activity") is not True:
         return None   # no GPU visible to torch here: the CPU-only line says enough
     return (f"this process recorded no GPU work, but the child processes the script started used {children_s:.1f} s "
             "of CPU: the work ran there, where this profiler cannot see it; profile the workers themselves "
